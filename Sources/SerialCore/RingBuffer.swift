@@ -1,0 +1,78 @@
+/// A growable FIFO ring over a power-of-two array: O(1) amortised append and pop at either
+/// end, no allocation once it has grown to the working size.
+///
+/// - Invariant: `storage.count` is a power of two and `count <= storage.count`; the
+///   elements are `storage[(head + i) & mask]` for `i` in `0..<count`, every other slot is `nil`.
+struct RingBuffer<Element> {
+    private var storage: ContiguousArray<Element?>
+    private var head = 0
+    /// The number of elements.
+    private(set) var count = 0
+
+    init(initialCapacity: Int = 16) {
+        var capacity = 1
+        while capacity < max(initialCapacity, 1) { capacity <<= 1 }
+        self.storage = ContiguousArray(repeating: nil, count: capacity)
+    }
+
+    var isEmpty: Bool { self.count == 0 }
+
+    private var mask: Int { self.storage.count - 1 }
+
+    /// The first element, if any.
+    var first: Element? { self.count == 0 ? nil : self.storage[self.head] }
+
+    /// Adds `element` at the back.
+    ///
+    /// - Complexity: O(1) amortised.
+    mutating func append(_ element: Element) {
+        if self.count == self.storage.count { self.grow() }
+        self.storage[(self.head &+ self.count) & self.mask] = element
+        self.count &+= 1
+    }
+
+    /// Adds `element` at the front.
+    ///
+    /// - Complexity: O(1) amortised.
+    mutating func prepend(_ element: Element) {
+        if self.count == self.storage.count { self.grow() }
+        self.head = (self.head &- 1) & self.mask
+        self.storage[self.head] = element
+        self.count &+= 1
+    }
+
+    /// Removes and returns the front element, or `nil` when empty.
+    ///
+    /// - Complexity: O(1).
+    mutating func popFirst() -> Element? {
+        guard self.count > 0 else { return nil }
+        let element = self.storage[self.head]
+        self.storage[self.head] = nil
+        self.head = (self.head &+ 1) & self.mask
+        self.count &-= 1
+        return element
+    }
+
+    /// Removes every element for which `shouldRemove` is true, keeping the others in order,
+    /// and returns the removed ones in their former order.
+    ///
+    /// - Complexity: O(`count`).
+    mutating func removeAll(where shouldRemove: (Element) -> Bool) -> [Element] {
+        var removed: [Element] = []
+        var kept = RingBuffer(initialCapacity: self.storage.count)
+        while let element = self.popFirst() {
+            if shouldRemove(element) { removed.append(element) } else { kept.append(element) }
+        }
+        self = kept
+        return removed
+    }
+
+    private mutating func grow() {
+        var bigger = ContiguousArray<Element?>(repeating: nil, count: self.storage.count * 2)
+        for offset in 0..<self.count {
+            bigger[offset] = self.storage[(self.head &+ offset) & self.mask]
+        }
+        self.storage = bigger
+        self.head = 0
+    }
+}

@@ -1,0 +1,50 @@
+/// What the current thread holds: the queues whose work it is running (the worker's own queue,
+/// and every queue whose `sync` body is on this thread's stack), innermost last.
+///
+/// This answers `isCurrent` and catches reentrant `sync`, including chains through other
+/// queues (A.sync → B.sync → A.sync). It also carries the thread's own wake-up for waiting
+/// its turn in a busy queue, so no waiter is ever woken by a broadcast meant for another.
+final class CurrentQueueStack {
+    private static let local = ThreadLocal { CurrentQueueStack() }
+
+    /// The calling thread's stack (created on the thread's first use).
+    @inline(__always)
+    static var current: CurrentQueueStack { Self.local.value }
+
+    /// Unretained: a queue is on the stack only while its core is kept alive by the code
+    /// running it (the worker, or the `sync` caller).
+    private var held: [Unmanaged<QueueCore>] = []
+
+    /// Signalled by a worker that hands this thread its turn. Waited on under that queue's mutex.
+    let turnGranted = PthreadCondition()
+    /// Set (under the granting queue's mutex) when the worker hands this thread the queue.
+    var isTurnGranted = false
+
+    private init() {
+        self.held.reserveCapacity(8)
+    }
+
+    @inline(__always)
+    func holds(_ core: QueueCore) -> Bool {
+        for entry in self.held where entry.toOpaque() == Unmanaged.passUnretained(core).toOpaque() {
+            return true
+        }
+        return false
+    }
+
+    @inline(__always)
+    func push(_ core: QueueCore) {
+        self.held.append(Unmanaged.passUnretained(core))
+    }
+
+    @inline(__always)
+    func pop(_ core: QueueCore) {
+        let top = self.held.removeLast()
+        assert(top.toOpaque() == Unmanaged.passUnretained(core).toOpaque(), "internal inconsistency: unbalanced queue stack")
+    }
+
+    /// The labels of the held queues, outermost first (for trap messages).
+    var labels: [String] {
+        self.held.map { $0.takeUnretainedValue().label }
+    }
+}

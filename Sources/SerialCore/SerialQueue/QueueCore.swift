@@ -1,0 +1,194 @@
+import Synchronization
+
+/// The shared heart of a `SerialQueue`: its mutex, its worker's wake-up, its state, and the
+/// worker loop. The worker thread retains the core, never the `SerialQueue`, so releasing the
+/// last `SerialQueue` reference is what ends the worker.
+final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by `mutex`
+    /// How many FIFO items the worker takes per lock acquisition.
+    static let batchLimit = 128
+
+    let label: String
+    let mutex = PthreadMutex()
+    /// The worker's own wake-up: only the worker ever waits on it.
+    let workAvailable = PthreadCondition()
+    /// Broadcast once when the worker leaves its loop, for `shutdown` callers.
+    let workerExited = PthreadCondition()
+    var state = QueueState()
+    /// Set by `suspend` and `shutdown(.cancelPending)` so the worker stops a batch midway;
+    /// read without the lock once per item (a relaxed load), re-checked under the lock.
+    let interrupted = Atomic<Bool>(false)
+
+    init(label: String) {
+        self.label = label
+    }
+
+    // MARK: Producers
+
+    /// Appends work to the FIFO, waking the worker only if it sleeps.
+    ///
+    /// - Complexity: O(1) amortised; one lock, and one signal at most (after unlocking).
+    @inline(__always)
+    func submit(_ work: QueueWork, operation: @autoclosure () -> String) {
+        self.mutex.lock()
+        guard self.state.isAccepting else {
+            self.mutex.unlock()
+            Misuse.useAfterShutdown(label: self.label, operation: operation())
+        }
+        let action = self.state.submit(work)
+        self.mutex.unlock()
+        if action == .wakeWorker { self.workAvailable.signal() }
+    }
+
+    /// Like `submit`, but reports a shut-down queue instead of trapping.
+    func trySubmit(_ work: QueueWork) -> Bool {
+        self.mutex.lock()
+        guard self.state.isAccepting else {
+            self.mutex.unlock()
+            return false
+        }
+        let action = self.state.submit(work)
+        self.mutex.unlock()
+        if action == .wakeWorker { self.workAvailable.signal() }
+        return true
+    }
+
+    var isCurrent: Bool { CurrentQueueStack.current.holds(self) }
+
+    // MARK: Sync
+
+    /// Blocks until the calling thread owns the queue: at once if it is idle, otherwise at
+    /// its turn in the FIFO, woken on its own condition variable.
+    func enterSync(_ stack: CurrentQueueStack) {
+        self.mutex.lock()
+        guard self.state.isAccepting else {
+            self.mutex.unlock()
+            Misuse.useAfterShutdown(label: self.label, operation: "sync")
+        }
+        if self.state.tryEnterSync() {
+            self.mutex.unlock()
+            return
+        }
+        stack.isTurnGranted = false
+        if self.state.submit(.syncTurn(Unmanaged.passUnretained(stack))) == .wakeWorker {
+            self.workAvailable.signal()
+        }
+        while !stack.isTurnGranted {
+            stack.turnGranted.wait(releasing: self.mutex)
+        }
+        self.mutex.unlock()
+    }
+
+    /// Gives the queue back after a `sync` body returned (or threw).
+    func leaveSync() {
+        self.mutex.lock()
+        let action = self.state.leaveSync()
+        self.mutex.unlock()
+        if action == .wakeWorker { self.workAvailable.signal() }
+    }
+
+    // MARK: Worker
+
+    /// The worker thread's whole life: drain, sleep, repeat, until released or shut down and empty.
+    func workerMain() {
+        let stack = CurrentQueueStack.current
+        stack.push(self)
+        var batch = ContiguousArray<QueueWork>()
+        batch.reserveCapacity(Self.batchLimit)
+        var purged: [DelayedHeap.Entry] = []
+
+        self.mutex.lock()
+        while true {
+            if !self.state.delayed.isEmpty {
+                self.state.moveDueDelayedWork(now: .now(), purged: &purged)
+            }
+            if !purged.isEmpty {
+                // Cancelled closures are released outside the lock: their captures' deinits may
+                // call back into this queue.
+                self.mutex.unlock()
+                purged.removeAll(keepingCapacity: true)
+                self.mutex.lock()
+                continue
+            }
+            if self.state.takeBatch(into: &batch, limit: Self.batchLimit) {
+                self.interrupted.store(false, ordering: .relaxed)
+                self.mutex.unlock()
+                self.run(&batch)
+                self.mutex.lock()
+                self.state.owner = .none
+                continue
+            }
+            if self.state.workerShouldExit { break }
+            self.blockingWaitForWork()
+        }
+        self.state.phase = .exited
+        self.workerExited.broadcast()
+        self.mutex.unlock()
+        stack.pop(self)
+    }
+
+    /// The worker's only sleep, under one stable name that profiles can subtract.
+    /// Called and returns with the mutex held.
+    @inline(never)
+    func blockingWaitForWork() {
+        self.state.phase = .sleeping
+        if let deadline = self.state.nextDelayedDeadline, !self.state.isSuspended {
+            self.workAvailable.wait(releasing: self.mutex, until: deadline)
+        } else {
+            self.workAvailable.wait(releasing: self.mutex)
+        }
+        self.state.phase = .running
+        self.state.wakePending = false
+    }
+
+    /// Runs a batch outside the lock, then empties it (releasing closures outside the lock).
+    private func run(_ batch: inout ContiguousArray<QueueWork>) {
+        var index = 0
+        while index < batch.count {
+            if self.interrupted.load(ordering: .relaxed) {
+                self.returnUnrun(batch[index...])
+                break
+            }
+            switch batch[index] {
+            case .closure(let work):
+                work()
+            case .job(let job):
+                job.runSynchronously(
+                    isolatedTo: UnownedSerialExecutor(ordinary: self),
+                    taskExecutor: UnownedTaskExecutor(ordinary: self))
+            case .delayed(let handle, let work):
+                if handle.claimRun() { work() }
+            case .syncTurn(let waiter):
+                self.handOff(to: waiter.takeUnretainedValue())
+            }
+            index &+= 1
+        }
+        batch.removeAll(keepingCapacity: true)
+    }
+
+    /// Suspension or a cancelling shutdown arrived mid-batch: the rest goes back to the front.
+    @inline(never)
+    private func returnUnrun(_ rest: ArraySlice<QueueWork>) {
+        self.mutex.lock()
+        self.interrupted.store(false, ordering: .relaxed)
+        self.state.returnUnrun(rest)
+        let dropped = self.state.lifecycle == .shutDown(.cancelPending) ? self.state.removeCancellableWork() : []
+        self.mutex.unlock()
+        _ = consume dropped  // released here, outside the lock
+    }
+
+    /// Gives the queue to a waiting `sync` caller and sleeps until its body returns.
+    private func handOff(to waiter: CurrentQueueStack) {
+        self.mutex.lock()
+        self.state.owner = .syncCaller
+        self.state.phase = .awaitingSyncReturn
+        waiter.isTurnGranted = true
+        // Signalled under the lock: the waiter's condition lives only as long as its thread,
+        // and the waiter cannot return before it has reacquired this mutex.
+        waiter.turnGranted.signal()
+        while self.state.owner == .syncCaller {
+            self.workAvailable.wait(releasing: self.mutex)
+        }
+        self.state.phase = .running
+        self.mutex.unlock()
+    }
+}

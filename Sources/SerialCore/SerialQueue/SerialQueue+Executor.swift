@@ -1,0 +1,66 @@
+// Swift-concurrency faces of SerialQueue. The executor identity is the queue's core, which the
+// worker retains, so a job enqueued through the runtime never outlives what runs it.
+
+extension QueueCore: SerialExecutor, TaskExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        self.submit(.job(UnownedJob(job)), operation: "enqueue (a job of an actor or task on it)")
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
+
+    func checkIsolated() {
+        if !self.isCurrent { Misuse.notIsolated(label: self.label) }
+    }
+
+    func isIsolatingCurrentContext() -> Bool? {
+        self.isCurrent
+    }
+}
+
+extension SerialQueue: SerialExecutor, TaskExecutor {
+    /// Enqueues a Swift concurrency job; it runs on the worker in FIFO order with all other work.
+    ///
+    /// - Complexity: O(1) amortised; no allocation for the job itself.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        self.core.enqueue(job)
+    }
+
+    /// The executor actors use: `nonisolated var unownedExecutor: UnownedSerialExecutor { q.asUnownedSerialExecutor() }`.
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        self.core.asUnownedSerialExecutor()
+    }
+
+    /// The task executor for `Task(executorPreference:)` and `withTaskExecutorPreference`.
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        self.core.asUnownedTaskExecutor()
+    }
+
+    /// Passes inside async work and inside `sync` bodies alike; traps elsewhere, naming the queue.
+    public func checkIsolated() {
+        self.core.checkIsolated()
+    }
+
+    /// Whether the caller runs this queue's work (async work, or a `sync` body).
+    public func isIsolatingCurrentContext() -> Bool? {
+        self.core.isCurrent
+    }
+
+    /// Runs `body` on the queue and returns its result to the awaiting task, without blocking a
+    /// cooperative thread: the task suspends until the worker has run `body`.
+    ///
+    /// - Throws: What `body` throws.
+    public func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            self.async {
+                continuation.resume(returning: Result { () throws(E) -> T in try body() })
+            }
+        }
+        return try result.get()
+    }
+}

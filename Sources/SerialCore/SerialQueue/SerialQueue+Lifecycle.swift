@@ -1,0 +1,104 @@
+/// What `shutdown` does with work that has not run yet.
+public enum ShutdownMode: Sendable, Hashable {
+    /// Run everything already enqueued; cancel delayed work that is not yet due.
+    case drain
+    /// Drop enqueued `async` work and due delayed work that has not started, and cancel delayed
+    /// work. Executor jobs and waiting `sync` callers still run: dropping them would leave a
+    /// task or a thread waiting forever.
+    case cancelPending
+}
+
+/// What a `shutdown` call dropped.
+public struct ShutdownReport: Sendable, Hashable {
+    /// `async` work dropped without running (`.cancelPending` only).
+    public var cancelledWork: Int
+    /// Delayed work cancelled before it ran.
+    public var cancelledDelayedWork: Int
+}
+
+extension SerialQueue {
+    /// Stops the queue: from now on `async`, `sync`, `asyncAfter` and executor jobs are
+    /// rejected with a trap that names the queue (`tryAsync` throws instead). Then, per `mode`,
+    /// already-enqueued work runs or is dropped, and the call waits for the worker thread to
+    /// exit — unless it is made from this queue's own work, where waiting would deadlock: the
+    /// worker then exits after the current work, and the release joins it.
+    ///
+    /// Ends any suspension. Calling it again returns an empty report.
+    ///
+    /// - Returns: What was dropped.
+    @discardableResult
+    public func shutdown(_ mode: ShutdownMode = .drain) -> ShutdownReport {
+        let core = self.core
+        core.mutex.lock()
+        guard core.state.isAccepting else {
+            core.mutex.unlock()
+            self.waitForWorkerExit()
+            return ShutdownReport(cancelledWork: 0, cancelledDelayedWork: 0)
+        }
+        core.state.lifecycle = .shutDown(mode)
+        let cancelledDelayed = core.state.cancelAllDelayedWork()
+        var dropped: [QueueWork] = []
+        if mode == .cancelPending {
+            dropped = core.state.removeCancellableWork()
+            core.interrupted.store(true, ordering: .relaxed)
+        }
+        let report = ShutdownReport(
+            cancelledWork: core.state.cancelledWork, cancelledDelayedWork: core.state.cancelledDelayedWork)
+        let action = core.state.wakeWorkerIfNeeded()
+        core.mutex.unlock()
+        if action == .wakeWorker { core.workAvailable.signal() }
+        _ = consume cancelledDelayed  // released outside the lock
+        _ = consume dropped
+        self.waitForWorkerExit()
+        return report
+    }
+
+    /// Whether `shutdown` was called.
+    public var isShutDown: Bool {
+        self.core.mutex.withLock { !self.core.state.isAccepting }
+    }
+
+    /// Waits for the worker to leave its loop and joins it, unless the caller is running this
+    /// queue's work (then the worker is joined at release).
+    private func waitForWorkerExit() {
+        guard !self.isCurrent else { return }
+        let core = self.core
+        core.mutex.lock()
+        while core.state.phase != .exited {
+            core.workerExited.wait(releasing: core.mutex)
+        }
+        let mustJoin = !core.state.threadReclaimed
+        core.state.threadReclaimed = true
+        core.mutex.unlock()
+        if mustJoin { self.thread.join() }
+    }
+
+    /// The last reference is gone: let the worker drain and exit, and reclaim its thread.
+    func releaseWorker() {
+        let core = self.core
+        core.mutex.lock()
+        if core.state.isSuspended {
+            let count = core.state.suspendCount
+            core.mutex.unlock()
+            Misuse.releasedWhileSuspended(label: self.label, count: count)
+        }
+        var cancelledDelayed: [DelayedHeap.Entry] = []
+        if core.state.isAccepting {
+            core.state.lifecycle = .released
+            cancelledDelayed = core.state.cancelAllDelayedWork()
+        }
+        let action = core.state.wakeWorkerIfNeeded()
+        let mustReclaim = !core.state.threadReclaimed
+        core.state.threadReclaimed = true
+        core.mutex.unlock()
+        if action == .wakeWorker { core.workAvailable.signal() }
+        _ = consume cancelledDelayed
+        guard mustReclaim else { return }
+        if self.thread.isCurrent {
+            // Released by its own work: the worker cannot join itself; it exits once drained.
+            self.thread.detach()
+        } else {
+            self.thread.join()
+        }
+    }
+}

@@ -1,0 +1,35 @@
+extension SerialQueue {
+    /// Stops the queue from starting more work until a matching `resume()`.
+    ///
+    /// Work already running finishes; called from the queue's own work, nothing after the
+    /// current piece starts. Work keeps being accepted and keeps its order; `sync` callers
+    /// wait. Calls nest: each needs its own `resume()`. Shutdown ends a suspension.
+    ///
+    /// - Complexity: O(1).
+    public func suspend() {
+        self.core.mutex.lock()
+        self.core.state.suspendCount += 1
+        self.core.interrupted.store(true, ordering: .relaxed)
+        self.core.mutex.unlock()
+    }
+
+    /// Undoes one `suspend()`; the queue runs again when every suspend has been resumed.
+    ///
+    /// - Precondition: More `suspend()` than `resume()` calls so far; otherwise it traps.
+    public func resume() {
+        self.core.mutex.lock()
+        guard self.core.state.suspendCount > 0 else {
+            self.core.mutex.unlock()
+            Misuse.overResume(label: self.label)
+        }
+        self.core.state.suspendCount -= 1
+        let action = self.core.state.wakeWorkerIfNeeded()
+        self.core.mutex.unlock()
+        if action == .wakeWorker { self.core.workAvailable.signal() }
+    }
+
+    /// Whether more `suspend()` than `resume()` calls were made (and the queue is not shut down).
+    public var isSuspended: Bool {
+        self.core.mutex.withLock { self.core.state.isSuspended }
+    }
+}

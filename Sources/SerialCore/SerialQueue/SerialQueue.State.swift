@@ -1,0 +1,187 @@
+/// One piece of work in a queue's FIFO, stored as concrete cases so an executor job or a
+/// sync turn costs no closure allocation.
+enum QueueWork {
+    /// `async` work.
+    case closure(@Sendable () -> Void)
+    /// A Swift concurrency job (actor or task-executor work).
+    case job(UnownedJob)
+    /// Delayed work that has fallen due; it still runs only if its handle can claim the run.
+    case delayed(DelayedWork, @Sendable () -> Void)
+    /// A `sync` caller waiting for its turn on its own thread.
+    case syncTurn(Unmanaged<CurrentQueueStack>)
+
+    /// Whether shutting down with `.cancelPending` may drop this work. Jobs and sync turns
+    /// cannot be dropped: a task would never resume, a caller would never wake.
+    var isCancellable: Bool {
+        switch self {
+        case .closure, .delayed: return true
+        case .job, .syncTurn: return false
+        }
+    }
+}
+
+/// The decisions of a `SerialQueue`, as a plain value with no threads: every method runs under
+/// the queue's mutex, decides, and returns what the caller must do after unlocking.
+///
+/// - Invariant: at most one owner runs the queue's work at a time (`owner`); the worker
+///   sleeps only when it has nothing it may run; `wakePending` is set only while the worker
+///   sleeps and a signal is on its way.
+struct QueueState {
+    /// Who is running the queue's work now.
+    enum Owner: Equatable {
+        case none
+        case worker
+        /// A `sync` caller, on its own thread.
+        case syncCaller
+    }
+
+    /// What the worker thread is doing.
+    enum WorkerPhase: Equatable {
+        case running
+        case sleeping
+        /// The worker gave the queue to a `sync` caller and waits to get it back.
+        case awaitingSyncReturn
+        case exited
+    }
+
+    enum Lifecycle: Equatable {
+        case accepting
+        case shutDown(ShutdownMode)
+        /// The last reference to the queue was released.
+        case released
+    }
+
+    enum WakeAction: Equatable {
+        case none
+        case wakeWorker
+    }
+
+    var fifo = RingBuffer<QueueWork>(initialCapacity: 256)
+    var delayed = DelayedHeap()
+    var owner = Owner.none
+    var phase = WorkerPhase.running
+    var wakePending = false
+    var suspendCount = 0
+    var lifecycle = Lifecycle.accepting
+    /// Whether some thread has claimed joining (or detaching) the worker thread.
+    var threadReclaimed = false
+    /// Work dropped by `shutdown(.cancelPending)` or by release, for the shutdown report.
+    var cancelledWork = 0
+    var cancelledDelayedWork = 0
+    /// Cancelled entries are purged from the delayed heap once it grows past this.
+    private var compactionThreshold = 64
+
+    var isAccepting: Bool { self.lifecycle == .accepting }
+
+    /// Suspension only holds while the queue accepts work: shutdown and release drain.
+    var isSuspended: Bool { self.suspendCount > 0 && self.lifecycle == .accepting }
+
+    var workerShouldExit: Bool { !self.isAccepting && self.fifo.isEmpty && self.owner == .none }
+
+    var nextDelayedDeadline: MonotonicInstant? { self.delayed.first?.deadline }
+
+    /// Wakes a sleeping worker when it has something to do, once per sleep.
+    mutating func wakeWorkerIfNeeded() -> WakeAction {
+        guard self.phase == .sleeping, !self.wakePending, self.owner == .none else { return .none }
+        let hasWork = !self.fifo.isEmpty && !self.isSuspended
+        guard hasWork || self.workerShouldExit else { return .none }
+        self.wakePending = true
+        return .wakeWorker
+    }
+
+    mutating func submit(_ work: QueueWork) -> WakeAction {
+        self.fifo.append(work)
+        return self.wakeWorkerIfNeeded()
+    }
+
+    /// Adds delayed work; returns the wake decision and any cancelled entries purged on the way
+    /// (to be released outside the lock).
+    mutating func schedule(
+        _ handle: DelayedWork, _ work: @escaping @Sendable () -> Void
+    ) -> (WakeAction, purged: [DelayedHeap.Entry]) {
+        var purged: [DelayedHeap.Entry] = []
+        if self.delayed.count >= self.compactionThreshold {
+            purged = self.delayed.removeCancelled()
+            self.compactionThreshold = max(64, 2 * self.delayed.count)
+        }
+        self.delayed.insert(handle, work)
+        // A new earliest deadline must re-arm a sleeping worker's timed wait.
+        guard self.delayed.first?.handle === handle, self.phase == .sleeping, !self.wakePending, !self.isSuspended
+        else { return (.none, purged) }
+        self.wakePending = true
+        return (.wakeWorker, purged)
+    }
+
+    /// Moves delayed work due at `now` to the back of the FIFO, in deadline order, and drops
+    /// cancelled entries from the front of the heap into `purged`.
+    mutating func moveDueDelayedWork(now: MonotonicInstant, purged: inout [DelayedHeap.Entry]) {
+        while let first = self.delayed.first {
+            if first.handle.isCancelled {
+                purged.append(self.delayed.popFirst()!)
+            } else if first.deadline <= now {
+                let entry = self.delayed.popFirst()!
+                self.fifo.append(.delayed(entry.handle, entry.work))
+            } else {
+                return
+            }
+        }
+    }
+
+    /// Takes the queue for a `sync` caller at once if nothing is queued or running.
+    mutating func tryEnterSync() -> Bool {
+        guard self.owner == .none, self.fifo.isEmpty, !self.isSuspended else { return false }
+        self.owner = .syncCaller
+        return true
+    }
+
+    /// A `sync` body has returned: the queue goes back to the worker (if it handed it over)
+    /// or to whoever comes next.
+    mutating func leaveSync() -> WakeAction {
+        assert(self.owner == .syncCaller, "internal inconsistency: leaving sync while owner is \(self.owner)")
+        if self.phase == .awaitingSyncReturn {
+            // Straight back to the worker: the rest of its batch comes before anything newer.
+            self.owner = .worker
+            return .wakeWorker
+        }
+        self.owner = .none
+        return self.wakeWorkerIfNeeded()
+    }
+
+    /// Gives the worker up to `limit` items to run outside the lock, if it may run now.
+    mutating func takeBatch(into batch: inout ContiguousArray<QueueWork>, limit: Int) -> Bool {
+        guard self.owner == .none, !self.isSuspended, !self.fifo.isEmpty else { return false }
+        self.owner = .worker
+        while batch.count < limit, let work = self.fifo.popFirst() {
+            batch.append(work)
+        }
+        return true
+    }
+
+    /// Puts work the worker took but did not run back at the front, in its order.
+    mutating func returnUnrun(_ work: ArraySlice<QueueWork>) {
+        for item in work.reversed() { self.fifo.prepend(item) }
+    }
+
+    /// Drops what `.cancelPending` may drop from the FIFO, counting it; returns it to be
+    /// released outside the lock.
+    mutating func removeCancellableWork() -> [QueueWork] {
+        let removed = self.fifo.removeAll { $0.isCancellable }
+        for work in removed {
+            if case .delayed(let handle, _) = work {
+                if handle.cancel() { self.cancelledDelayedWork += 1 }
+            } else {
+                self.cancelledWork += 1
+            }
+        }
+        return removed
+    }
+
+    /// Cancels every delayed work not yet due; returns the entries to release outside the lock.
+    mutating func cancelAllDelayedWork() -> [DelayedHeap.Entry] {
+        let removed = self.delayed.removeAll()
+        for entry in removed where entry.handle.cancel() {
+            self.cancelledDelayedWork += 1
+        }
+        return removed
+    }
+}

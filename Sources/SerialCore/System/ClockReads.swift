@@ -1,0 +1,23 @@
+import Glibc
+
+/// Reads of the kernel clocks this library schedules by.
+enum ClockReads {
+    /// Nanoseconds on `CLOCK_MONOTONIC`: steady, stops while the system is suspended.
+    @inline(__always)
+    static func monotonicNanoseconds() -> UInt64 {
+        Self.read(CLOCK_MONOTONIC, "clock_gettime(CLOCK_MONOTONIC)")
+    }
+
+    /// Nanoseconds on `CLOCK_BOOTTIME`: steady, and keeps counting while the system is suspended.
+    @inline(__always)
+    static func bootNanoseconds() -> UInt64 {
+        Self.read(CLOCK_BOOTTIME, "clock_gettime(CLOCK_BOOTTIME)")
+    }
+
+    @inline(__always)
+    private static func read(_ clock: clockid_t, _ call: StaticString) -> UInt64 {
+        var time = timespec()
+        precondition(clock_gettime(clock, &time) == 0, "\(call) failed with errno \(errno)")
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+}

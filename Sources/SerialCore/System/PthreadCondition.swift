@@ -1,0 +1,50 @@
+import Glibc
+
+/// A pthread condition variable whose timed waits use `CLOCK_MONOTONIC`, so a change of
+/// the wall clock can neither fire delayed work early nor hold it back.
+///
+/// - Invariant: `pointer` is initialised for the whole life of the object.
+final class PthreadCondition {
+    private let pointer: UnsafeMutablePointer<pthread_cond_t>
+
+    init() {
+        self.pointer = .allocate(capacity: 1)
+        var attributes = pthread_condattr_t()
+        checkPthread(pthread_condattr_init(&attributes), "pthread_condattr_init")
+        checkPthread(pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC), "pthread_condattr_setclock")
+        checkPthread(pthread_cond_init(self.pointer, &attributes), "pthread_cond_init")
+        checkPthread(pthread_condattr_destroy(&attributes), "pthread_condattr_destroy")
+    }
+
+    deinit {
+        checkPthread(pthread_cond_destroy(self.pointer), "pthread_cond_destroy")
+        self.pointer.deallocate()
+    }
+
+    /// Wakes every waiter.
+    func broadcast() {
+        checkPthread(pthread_cond_broadcast(self.pointer), "pthread_cond_broadcast")
+    }
+
+    /// Wakes one waiter, if any.
+    @inline(__always)
+    func signal() {
+        checkPthread(pthread_cond_signal(self.pointer), "pthread_cond_signal")
+    }
+
+    /// Sleeps until signalled (or woken spuriously). `mutex` must be held by the caller.
+    @inline(__always)
+    func wait(releasing mutex: PthreadMutex) {
+        checkPthread(pthread_cond_wait(self.pointer, mutex.pointer), "pthread_cond_wait")
+    }
+
+    /// Sleeps until signalled, woken spuriously, or `deadline` on the monotonic clock has passed.
+    /// `mutex` must be held by the caller.
+    func wait(releasing mutex: PthreadMutex, until deadline: MonotonicInstant) {
+        var time = timespec(
+            tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
+            tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
+        let rc = pthread_cond_timedwait(self.pointer, mutex.pointer, &time)
+        precondition(rc == 0 || rc == ETIMEDOUT, "pthread_cond_timedwait failed with error \(rc)")
+    }
+}

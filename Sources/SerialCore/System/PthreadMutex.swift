@@ -1,0 +1,51 @@
+import Glibc
+
+/// Fails loudly when a pthread call returns an error: these only fail on our own bugs.
+@inline(__always)
+func checkPthread(_ rc: Int32, _ call: StaticString, file: StaticString = #fileID, line: UInt = #line) {
+    precondition(rc == 0, "\(call) failed with error \(rc)", file: file, line: line)
+}
+
+/// A pthread mutex at a stable heap address (pthread objects must never move).
+///
+/// Debug builds use an error-checking mutex, so relocking from the owning thread or
+/// unlocking from another thread traps instead of deadlocking silently.
+///
+/// - Invariant: `pointer` is initialised for the whole life of the object.
+final class PthreadMutex {
+    let pointer: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        self.pointer = .allocate(capacity: 1)
+        var attributes = pthread_mutexattr_t()
+        checkPthread(pthread_mutexattr_init(&attributes), "pthread_mutexattr_init")
+        #if DEBUG
+        checkPthread(
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK)), "pthread_mutexattr_settype")
+        #endif
+        checkPthread(pthread_mutex_init(self.pointer, &attributes), "pthread_mutex_init")
+        checkPthread(pthread_mutexattr_destroy(&attributes), "pthread_mutexattr_destroy")
+    }
+
+    deinit {
+        checkPthread(pthread_mutex_destroy(self.pointer), "pthread_mutex_destroy")
+        self.pointer.deallocate()
+    }
+
+    @inline(__always)
+    func lock() {
+        checkPthread(pthread_mutex_lock(self.pointer), "pthread_mutex_lock")
+    }
+
+    @inline(__always)
+    func unlock() {
+        checkPthread(pthread_mutex_unlock(self.pointer), "pthread_mutex_unlock")
+    }
+
+    @inline(__always)
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        self.lock()
+        defer { self.unlock() }
+        return try body()
+    }
+}

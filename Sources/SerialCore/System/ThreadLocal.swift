@@ -1,0 +1,35 @@
+import Glibc
+
+/// One value of type `Value` per thread, created on first use and released when the
+/// thread exits (by the pthread key's destructor).
+///
+/// The key lives for the whole process: instances are meant to be `static let`s.
+final class ThreadLocal<Value: AnyObject>: @unchecked Sendable {  // the key is immutable after init
+    private var key = pthread_key_t()
+    private let make: () -> Value
+
+    init(make: @escaping () -> Value) {
+        self.make = make
+        checkPthread(
+            pthread_key_create(&self.key) { pointer in
+                guard let pointer else { return }
+                Unmanaged<AnyObject>.fromOpaque(pointer).release()
+            }, "pthread_key_create")
+    }
+
+    /// This thread's value; the first call on a thread creates it (one allocation per thread).
+    @inline(__always)
+    var value: Value {
+        if let pointer = pthread_getspecific(self.key) {
+            return Unmanaged<Value>.fromOpaque(pointer).takeUnretainedValue()
+        }
+        return self.makeValue()
+    }
+
+    @inline(never)
+    private func makeValue() -> Value {
+        let value = self.make()
+        checkPthread(pthread_setspecific(self.key, Unmanaged.passRetained(value).toOpaque()), "pthread_setspecific")
+        return value
+    }
+}

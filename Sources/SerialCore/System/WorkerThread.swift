@@ -1,0 +1,82 @@
+import Glibc
+
+/// A joinable pthread that runs one closure.
+///
+/// The closure is handed to the new thread with a single retain that the thread takes back
+/// exactly once, so nothing is over- or under-released however fast the thread finishes.
+struct WorkerThread: @unchecked Sendable {  // a pthread_t is a plain handle, valid until joined or detached
+    private let handle: pthread_t
+
+    /// Linux caps thread names at 15 bytes plus the terminating zero.
+    static let maximumNameLength = 15
+
+    private final class Start {
+        let name: String
+        let body: () -> Void
+        init(name: String, body: @escaping () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+
+    /// Starts a thread named `name` (truncated to 15 bytes on a character boundary) running `body`.
+    init(name: String, body: @escaping () -> Void) {
+        let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+        var handle = pthread_t()
+        let rc = pthread_create(&handle, nil, { argument in
+            let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+            WorkerThread.nameCurrentThread(start.name)
+            start.body()
+            return nil
+        }, start)
+        if rc != 0 {
+            Unmanaged<Start>.fromOpaque(start).release()
+            preconditionFailure("pthread_create failed with error \(rc): cannot start the worker thread \"\(name)\"")
+        }
+        self.handle = handle
+    }
+
+    /// Whether the calling thread is this one.
+    var isCurrent: Bool { pthread_equal(self.handle, pthread_self()) != 0 }
+
+    /// Waits for the thread to finish and frees its resources.
+    func join() {
+        checkPthread(pthread_join(self.handle, nil), "pthread_join")
+    }
+
+    /// Lets the thread free its own resources when it finishes (used when it cannot be joined
+    /// because the caller is the thread itself).
+    func detach() {
+        checkPthread(pthread_detach(self.handle), "pthread_detach")
+    }
+
+    /// The longest prefix of `name` that fits Linux's 15-byte limit without splitting a character.
+    static func truncatedName(_ name: String) -> String {
+        var result = ""
+        var bytes = 0
+        for character in name {
+            let size = character.utf8.count
+            if bytes + size > Self.maximumNameLength { break }
+            result.append(character)
+            bytes += size
+        }
+        return result
+    }
+
+    /// Names the calling thread through /proc, the same effect as `pthread_setname_np`
+    /// (which Glibc's Swift module does not expose). Best effort: a failure only changes what
+    /// debuggers and `top` show.
+    private static func nameCurrentThread(_ name: String) {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let bytes = Array(Self.truncatedName(name).utf8)
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+}
+
+/// The calling thread's identity, for code above the System layer that must tell threads apart.
+package enum CurrentThread {
+    /// An opaque id, unique among live threads.
+    package static var id: UInt { UInt(pthread_self()) }
+}

@@ -1,0 +1,1 @@
+// SerialPolling: built by its own issue; this file keeps the target compiling until then.
