@@ -25,7 +25,7 @@ extension SerialQueue {
     ///
     /// Ends any suspension. Calling it again returns an empty report.
     ///
-    /// - Returns: What was dropped.
+    /// - Returns: What was dropped (when called from the queue's own work, what was dropped so far).
     @discardableResult
     public func shutdown(_ mode: ShutdownMode = .drain) -> ShutdownReport {
         let core = self.core
@@ -42,15 +42,16 @@ extension SerialQueue {
             dropped = core.state.removeCancellableWork()
             core.interrupted.store(true, ordering: .relaxed)
         }
-        let report = ShutdownReport(
-            cancelledWork: core.state.cancelledWork, cancelledDelayedWork: core.state.cancelledDelayedWork)
         let action = core.state.wakeWorkerIfNeeded()
         core.mutex.unlock()
         if action == .wakeWorker { core.workAvailable.signal() }
         _ = consume cancelledDelayed  // released outside the lock
         _ = consume dropped
         self.waitForWorkerExit()
-        return report
+        // Read after the worker exited: it may have dropped the rest of a batch it was running.
+        return core.mutex.withLock {
+            ShutdownReport(cancelledWork: core.state.cancelledWork, cancelledDelayedWork: core.state.cancelledDelayedWork)
+        }
     }
 
     /// Whether `shutdown` was called.

@@ -1,0 +1,81 @@
+import SerialCore
+import SerialTestSupport
+import Synchronization
+import Testing
+
+/// Real-time checks of `asyncAfter` with lenient bounds: never early; late only by scheduling noise.
+/// (The services built on top test their time logic on virtual time.)
+@Suite("SerialQueue delayed work")
+struct SerialQueueDelayedTests {
+    @Test func delayedWorkNeverRunsBeforeItsDeadline() {
+        let queue = SerialQueue(label: "delayed")
+        let lateness = Mutex<[Int64]>([])
+        let done = TestSemaphore()
+        for index in 0..<20 {
+            let delay = Duration.milliseconds(index % 5 * 3 + 1)
+            let deadline = MonotonicInstant.now().advanced(by: delay)
+            queue.asyncAfter(deadline: deadline) {
+                let now = MonotonicInstant.now()
+                lateness.withLock { $0.append(deadline.duration(to: now).saturatingNanoseconds) }
+                done.signal()
+            }
+        }
+        for _ in 0..<20 { #expect(done.wait(), "a delayed work never ran") }
+        let all = lateness.withLock { $0 }
+        #expect(all.allSatisfy { $0 >= 0 }, "ran early: \(all.filter { $0 < 0 }) ns")
+    }
+
+    @Test func delayedWorkRunsInDeadlineOrder() {
+        let queue = SerialQueue(label: "delayed-order")
+        let log = Mutex<[Int]>([])
+        let done = TestSemaphore()
+        let base = MonotonicInstant.now().advanced(by: .milliseconds(20))
+        for index in [5, 1, 4, 2, 3, 0] {
+            queue.asyncAfter(deadline: base.advanced(by: .milliseconds(index))) {
+                log.withLock { $0.append(index) }
+                if index == 5 { done.signal() }
+            }
+        }
+        #expect(done.wait(), "delayed work never ran")
+        #expect(log.withLock { $0 } == [0, 1, 2, 3, 4, 5])
+    }
+
+    @Test func cancelBeforeTheDeadlinePreventsTheRun() {
+        let queue = SerialQueue(label: "delayed-cancel")
+        let ran = TestFlag()
+        let handle = queue.asyncAfter(delay: .milliseconds(20)) { ran.set() }
+        #expect(handle.cancel())
+        #expect(!handle.cancel(), "a second cancel must report it did not prevent anything")
+        #expect(handle.status == .cancelled)
+        let after = TestSemaphore()
+        queue.asyncAfter(delay: .milliseconds(40)) { after.signal() }
+        #expect(after.wait(), "later delayed work never ran")
+        #expect(!ran.isSet)
+    }
+
+    @Test func cancelAfterTheRunReturnsFalse() {
+        let queue = SerialQueue(label: "delayed-late-cancel")
+        let done = TestSemaphore()
+        let handle = queue.asyncAfter(delay: .zero) { done.signal() }
+        #expect(done.wait(), "delayed work never ran")
+        #expect(!handle.cancel())
+        #expect(handle.status == .started)
+    }
+
+    @Test func cancelledEntriesArePurgedFromTheHeap() {
+        let queue = SerialQueue(label: "delayed-purge")
+        for _ in 0..<10_000 {
+            queue.asyncAfter(delay: .seconds(3600)) {}.cancel()
+        }
+        // Each insert past the threshold purges cancelled entries, so the heap stays small.
+        #expect(queue.delayedWorkCount <= 128)
+    }
+
+    @Test func releasingTheQueueCancelsDelayedWorkNotYetDue() {
+        var queue: SerialQueue? = SerialQueue(label: "delayed-release")
+        let handle = queue!.asyncAfter(delay: .seconds(3600)) {}
+        queue = nil
+        #expect(handle.status == .cancelled)
+        #expect(!handle.cancel())
+    }
+}

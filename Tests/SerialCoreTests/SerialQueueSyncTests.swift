@@ -1,0 +1,116 @@
+import SerialCore
+import SerialTestSupport
+import Synchronization
+import Testing
+
+private struct Failure: Error, Equatable {}
+
+/// A non-Sendable class: `sync` bodies may capture and mutate it.
+private final class Counter {
+    var value = 0
+}
+
+@Suite("SerialQueue sync")
+struct SerialQueueSyncTests {
+    @Test func syncReturnsTheBodysValue() {
+        let queue = SerialQueue(label: "sync-value")
+        #expect(queue.sync { 6 * 7 } == 42)
+    }
+
+    @Test func syncRethrowsTheBodysError() {
+        let queue = SerialQueue(label: "sync-throws")
+        #expect(throws: Failure()) { try queue.sync { throw Failure() } }
+        // The queue is usable after a throwing body gave it back.
+        #expect(queue.sync { 1 } == 1)
+    }
+
+    @Test func syncBodiesMayMutateNonSendableState() {
+        let queue = SerialQueue(label: "sync-capture")
+        let counter = Counter()
+        for _ in 0..<10 { queue.sync { counter.value += 1 } }
+        #expect(counter.value == 10)
+    }
+
+    @Test func isCurrentIsTrueInsideSyncBodiesAndAsyncWorkOnly() {
+        let queue = SerialQueue(label: "sync-current")
+        let other = SerialQueue(label: "sync-other")
+        #expect(!queue.isCurrent)
+        #expect(queue.sync { queue.isCurrent && !other.isCurrent })
+        #expect(queue.sync { other.sync { queue.isCurrent && other.isCurrent } })
+        let seen = Mutex<Bool?>(nil)
+        let done = TestSemaphore()
+        queue.async {
+            seen.withLock { $0 = queue.isCurrent }
+            done.signal()
+        }
+        #expect(done.wait(), "async work did not run")
+        #expect(seen.withLock { $0 } == true)
+        #expect(!queue.isCurrent)
+    }
+
+    @Test func syncOnABusyQueueWaitsForEarlierWorkAndRunsOnTheCaller() {
+        let queue = SerialQueue(label: "sync-busy")
+        let gate = TestSemaphore()
+        let started = TestSemaphore()
+        let log = Mutex<[String]>([])
+        queue.async {
+            started.signal()
+            _ = gate.wait()
+            log.withLock { $0.append("first") }
+        }
+        #expect(started.wait(), "first async work did not start")
+        queue.async { log.withLock { $0.append("second") } }
+        let caller = CurrentThreadID.value
+        // Let the worker go only once this thread is (very likely) waiting its turn; order must
+        // hold either way.
+        let releaser = SerialQueue(label: "releaser")
+        releaser.async { gate.signal() }
+        let thread = queue.sync {
+            log.withLock { $0.append("sync") }
+            return CurrentThreadID.value
+        }
+        queue.async { log.withLock { $0.append("after") } }
+        queue.sync {}
+        #expect(thread == caller)
+        #expect(log.withLock { $0 } == ["first", "second", "sync", "after"])
+    }
+
+    @Test func nestedSyncAcrossDifferentQueuesWorks() {
+        let a = SerialQueue(label: "nest-a")
+        let b = SerialQueue(label: "nest-b")
+        let c = SerialQueue(label: "nest-c")
+        #expect(a.sync { b.sync { c.sync { 3 } } } == 3)
+    }
+
+    @Test func syncFromAnotherQueuesWorkWaitsItsTurn() {
+        let a = SerialQueue(label: "cross-a")
+        let b = SerialQueue(label: "cross-b")
+        let log = Mutex<[Int]>([])
+        let done = TestSemaphore()
+        b.async { log.withLock { $0.append(1) } }
+        a.async {
+            b.sync { log.withLock { $0.append(2) } }
+            done.signal()
+        }
+        #expect(done.wait(), "sync from another queue's worker never returned")
+        b.sync { log.withLock { $0.append(3) } }
+        #expect(log.withLock { $0 } == [1, 2, 3])
+    }
+
+    @Test func syncWaitsWhileSuspendedAndRunsAfterResume() {
+        let queue = SerialQueue(label: "sync-suspended")
+        queue.suspend()
+        let entered = TestFlag()
+        let returned = TestSemaphore()
+        let caller = SerialQueue(label: "sync-caller")
+        caller.async {
+            queue.sync { entered.set() }
+            returned.signal()
+        }
+        #expect(!returned.wait(timeout: .milliseconds(100)), "sync ran on a suspended queue")
+        #expect(!entered.isSet)
+        queue.resume()
+        #expect(returned.wait(), "sync never ran after resume")
+        #expect(entered.isSet)
+    }
+}
