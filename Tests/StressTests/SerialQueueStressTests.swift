@@ -64,20 +64,29 @@ struct SerialQueueStressTests {
         let queue = SerialQueue(label: "stress-rounds")
         let counter = Unguarded(0)
         let stale = TestCounter()
+        let lost = TestCounter()
         withWatchdog(timeout: .seconds(120), "async-then-sync rounds stalled (lost wake-up?), seed \(seed)") {
             runThreads(Self.producers) { thread in
                 var random = SeededRandom(seed: seed &+ UInt64(thread))
+                let ran = TestSemaphore()
                 var mine = 0
                 for _ in 0..<rounds {
-                    queue.async { counter.value += 1 }
                     mine += 1
-                    // The sync must see this thread's async work: it entered the FIFO earlier.
-                    let seen = queue.sync { counter.value }
-                    if seen < mine { stale.increment() }
-                    if random.next() % 16 == 0 { queue.sync {} }
+                    if random.next() % 2 == 0 {
+                        // Wait for the async work itself, submitting nothing else: a wake-up lost
+                        // while another thread held the queue in a sync body shows up here.
+                        queue.async { counter.value += 1; ran.signal() }
+                        if !ran.wait(timeout: .seconds(10)) { lost.increment(); return }
+                    } else {
+                        queue.async { counter.value += 1 }
+                        // The sync must see this thread's async work: it entered the FIFO earlier.
+                        let seen = queue.sync { counter.value }
+                        if seen < mine { stale.increment() }
+                    }
                 }
             }
         }
+        #expect(lost.value == 0, "async work never ran without a later submission (lost wake-up), seed \(seed)")
         #expect(stale.value == 0, "a sync ran before earlier async work of its thread, seed \(seed)")
         #expect(queue.sync { counter.value } == Self.producers * rounds, "async work lost, seed \(seed)")
     }
