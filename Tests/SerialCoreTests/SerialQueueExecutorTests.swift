@@ -67,6 +67,23 @@ struct SerialQueueExecutorTests {
         #expect(nested)
     }
 
+    @Test func aTaskPreferringTheQueueReleasesItWhenDone() async {
+        weak var weakQueue: SerialQueue?
+        do {
+            let queue = SerialQueue(label: "task-executor-release")
+            weakQueue = queue
+            #expect(await Task(executorPreference: queue) { queue.isCurrent }.value)
+        }
+        // The task retained the queue as its preferred executor; once the task is gone the
+        // queue must be too (a mismatched executor identity would leak it).
+        var released = weakQueue == nil
+        for _ in 0..<1_000 where !released {
+            await Task.yield()
+            released = weakQueue == nil
+        }
+        #expect(released, "a task's executor preference kept the queue alive")
+    }
+
     @Test func runReturnsTheBodysValueFromTheWorker() async {
         let queue = SerialQueue(label: "run-value")
         let (value, onQueue) = await queue.run { (21 * 2, queue.isCurrent) }
