@@ -1,6 +1,6 @@
 import SerialCore
 import SerialTestSupport
-import Synchronization
+
 import Testing
 
 /// Threads are recognised by their names (unique labels), since other suites run in parallel
@@ -111,7 +111,7 @@ struct SerialQueueLifetimeTests {
         let ran = TestCounter()
         let gate = TestSemaphore()
         queue.async { _ = gate.wait() }
-        let innerReport = Mutex<ShutdownReport?>(nil)
+        let innerReport = LockedValue<ShutdownReport?>(nil)
         let shutDownInside = TestSemaphore()
         queue.async {
             let report = queue.shutdown(.cancelPending)

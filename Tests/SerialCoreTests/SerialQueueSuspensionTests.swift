@@ -1,6 +1,6 @@
 import SerialCore
 import SerialTestSupport
-import Synchronization
+
 import Testing
 
 @Suite("SerialQueue suspension")
@@ -35,7 +35,7 @@ struct SerialQueueSuspensionTests {
         let gate = TestSemaphore()
         let suspended = TestSemaphore()
         let next = TestSemaphore()
-        let log = Mutex<[Int]>([])
+        let log = LockedValue<[Int]>([])
         // All three are enqueued before the worker wakes, so they arrive in one batch.
         queue.async { _ = gate.wait() }
         queue.async {

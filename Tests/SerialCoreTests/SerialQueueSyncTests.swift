@@ -1,6 +1,6 @@
 import SerialCore
 import SerialTestSupport
-import Synchronization
+
 import Testing
 
 private struct Failure: Error, Equatable {}
@@ -37,7 +37,7 @@ struct SerialQueueSyncTests {
         #expect(!queue.isCurrent)
         #expect(queue.sync { queue.isCurrent && !other.isCurrent })
         #expect(queue.sync { other.sync { queue.isCurrent && other.isCurrent } })
-        let seen = Mutex<Bool?>(nil)
+        let seen = LockedValue<Bool?>(nil)
         let done = TestSemaphore()
         queue.async {
             seen.withLock { $0 = queue.isCurrent }
@@ -52,7 +52,7 @@ struct SerialQueueSyncTests {
         let queue = SerialQueue(label: "sync-busy")
         let gate = TestSemaphore()
         let started = TestSemaphore()
-        let log = Mutex<[String]>([])
+        let log = LockedValue<[String]>([])
         queue.async {
             started.signal()
             _ = gate.wait()
@@ -98,7 +98,7 @@ struct SerialQueueSyncTests {
     @Test func syncFromAnotherQueuesWorkWaitsItsTurn() {
         let a = SerialQueue(label: "cross-a")
         let b = SerialQueue(label: "cross-b")
-        let log = Mutex<[Int]>([])
+        let log = LockedValue<[Int]>([])
         let done = TestSemaphore()
         b.async { log.withLock { $0.append(1) } }
         a.async {

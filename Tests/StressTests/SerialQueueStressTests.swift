@@ -104,7 +104,7 @@ struct SerialQueueStressTests {
                     let works = Int(random.next() % 20)
                     for _ in 0..<works { queue.async { ran.increment() } }
                     expected.increment(by: works)
-                    if random.next() % 2 == 0 { queue.sync { ran.increment() }; expected.increment() }
+                    if random.next() % 2 == 0 { _ = queue.sync { ran.increment() }; expected.increment() }
                     if random.next() % 3 == 0 { queue.asyncAfter(delay: .seconds(3600)) { ran.increment() } }
                     if random.next() % 4 == 0 { queue.shutdown(random.next() % 2 == 0 ? .drain : .cancelPending) }
                     // Dropped here: enqueued work runs, the thread ends before the release returns.
