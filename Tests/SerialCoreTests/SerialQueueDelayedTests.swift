@@ -1,6 +1,5 @@
 import SerialCore
 import SerialTestSupport
-
 import Testing
 
 /// Real-time checks of `asyncAfter` with lenient bounds: never early; late only by scheduling noise.

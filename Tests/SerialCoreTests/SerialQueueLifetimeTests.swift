@@ -1,6 +1,5 @@
 import SerialCore
 import SerialTestSupport
-
 import Testing
 
 /// Threads are recognised by their names (unique labels), since other suites run in parallel

@@ -1,6 +1,5 @@
 import SerialCore
 import SerialTestSupport
-
 import Testing
 
 @Suite("SerialQueue suspension")

@@ -1,6 +1,5 @@
 import SerialCore
 import SerialTestSupport
-
 import Testing
 
 private struct Failure: Error, Equatable {}
