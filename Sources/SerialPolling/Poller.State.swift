@@ -102,6 +102,8 @@ extension Poller {
         private(set) var consecutiveErrors = 0
         private var lastReported: Value? = nil
         private var lastProgress: Double? = nil
+        /// Whether this session's outcome was decided: the guard of "exactly one outcome".
+        private var outcomeDecided = false
 
         private var outbox: [Delivery] = []
         private var drainScheduled = false
@@ -138,6 +140,7 @@ extension Poller {
             self.consecutiveErrors = 0
             self.lastReported = nil
             self.lastProgress = nil
+            self.outcomeDecided = false
             var effects = Effects()
             let first = self.policy.startsImmediately ? now : now.advanced(by: self.policy.interval)
             self.scheduleQuery(at: first, &effects)
@@ -309,9 +312,10 @@ extension Poller {
 
         /// Decides the session's one outcome; every later event of the session is stale.
         private mutating func finish(_ outcome: PollOutcome<Value>, _ effects: inout Effects) {
-            guard self.isRunning else {
+            guard !self.outcomeDecided else {
                 PollingMisuse.internalInconsistency("second outcome \(outcome) in phase \(self.phase)")
             }
+            self.outcomeDecided = true
             self.releaseCurrentPhase(&effects)
             self.phase = .finished(outcome)
             self.enqueue(.outcome(outcome, self.handlers!), &effects)
