@@ -75,6 +75,19 @@ struct SerialQueueSyncTests {
         #expect(log.withLock { $0 } == ["first", "second", "sync", "after"])
     }
 
+    @Test func asyncSubmittedInsideASyncBodyRunsWithNoFurtherSubmission() {
+        let queue = SerialQueue(label: "sync-wakeup")
+        let ran = TestSemaphore()
+        queue.async { ran.signal() }
+        #expect(ran.wait(), "the worker never started")
+        // The worker sleeps; the sync body takes the idle queue, and the async work it submits
+        // cannot wake the worker (the queue is owned). Leaving the body must wake it.
+        for round in 0..<100 {
+            queue.sync { queue.async { ran.signal() } }
+            #expect(ran.wait(timeout: .seconds(5)), "round \(round): wake-up lost after a sync body")
+        }
+    }
+
     @Test func nestedSyncAcrossDifferentQueuesWorks() {
         let a = SerialQueue(label: "nest-a")
         let b = SerialQueue(label: "nest-b")

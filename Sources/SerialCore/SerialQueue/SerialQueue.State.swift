@@ -89,6 +89,17 @@ struct QueueState {
         return .wakeWorker
     }
 
+    /// Ends one suspension. A worker asleep while suspended waits without a deadline, so it
+    /// must also be woken when only delayed work is pending, to re-arm its timed wait.
+    mutating func resume() -> WakeAction {
+        self.suspendCount -= 1
+        guard !self.isSuspended, !self.delayed.isEmpty, self.phase == .sleeping, !self.wakePending else {
+            return self.wakeWorkerIfNeeded()
+        }
+        self.wakePending = true
+        return .wakeWorker
+    }
+
     mutating func submit(_ work: QueueWork) -> WakeAction {
         self.fifo.append(work)
         return self.wakeWorkerIfNeeded()
