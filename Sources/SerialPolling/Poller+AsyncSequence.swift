@@ -1,4 +1,3 @@
-import Synchronization
 
 extension Poller {
     /// The poll as an async sequence of updates: iterating starts a session.
@@ -103,7 +102,7 @@ final class UpdateChannel<Value: Sendable>: Sendable {
         var waiter: CheckedContinuation<Value?, any Error>? = nil
     }
 
-    private let state = Mutex(State())
+    private let state = SanitizedMutex(State())
 
     private enum NextAction {
         case value(Value)

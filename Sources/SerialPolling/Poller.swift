@@ -1,5 +1,4 @@
 import SerialCore
-import Synchronization
 
 /// Queries a long-running job until it is done: never two queries in flight, no stale
 /// response applied, no idle gap, backoff after errors, timeouts, and exactly one outcome.
@@ -76,7 +75,7 @@ public final class Poller<Value: Sendable>: Sendable {
     let isDone: @Sendable (Value) -> Bool
     let isSame: @Sendable (Value, Value) -> Bool
     let progress: (@Sendable (Value) -> Double)?
-    let state: Mutex<State>
+    let state: SanitizedMutex<State>
 
     init(
         policy: PollPolicy,
@@ -94,7 +93,7 @@ public final class Poller<Value: Sendable>: Sendable {
         self.isDone = isDone
         self.isSame = isSame
         self.progress = progress
-        self.state = Mutex(State(policy: policy, random: random))
+        self.state = SanitizedMutex(State(policy: policy, random: random))
     }
 
     /// Creates a poller for a completion-based query.

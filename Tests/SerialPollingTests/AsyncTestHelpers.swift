@@ -1,5 +1,5 @@
+import SerialPolling
 import SerialTestSupport
-import Synchronization
 
 /// Yields until `condition` holds or `timeout` of real time passes; `false` on timeout. For
 /// waiting on work that runs in other tasks (async queries, iterating tasks) without sleeping.
@@ -15,7 +15,7 @@ func until(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> B
 /// An async wait that ends only when its task is cancelled (then throws CancellationError),
 /// counting the cancellations it saw: a query that never answers by itself.
 final class CancellationGate: Sendable {
-    private let state = Mutex<(waiter: CheckedContinuation<Void, any Error>?, cancelled: Bool)>((nil, false))
+    private let state = SanitizedMutex<(waiter: CheckedContinuation<Void, any Error>?, cancelled: Bool)>((nil, false))
     private let seen: TestCounter
 
     init(countingIn seen: TestCounter) {

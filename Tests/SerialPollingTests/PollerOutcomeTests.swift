@@ -2,7 +2,6 @@ import SerialCore
 import SerialPolling
 import SerialTestSupport
 import SerialTesting
-import Synchronization
 import Testing
 
 /// Exactly one outcome per session, whatever the race between a reply, a timeout and cancel,
@@ -25,7 +24,7 @@ struct PollerOutcomeTests {
             replies.keep(attempt, reply)
         }
         let recorder = PollRecorder<Int>(scheduler: scheduler)
-        let cancelResult = Mutex<Bool?>(nil)
+        let cancelResult = SanitizedMutex<Bool?>(nil)
         let due = scheduler.now.advanced(by: .seconds(1))
         var session: UInt64 = 0
         for event in order {

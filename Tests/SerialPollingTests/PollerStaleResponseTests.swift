@@ -2,7 +2,6 @@ import SerialCore
 @testable import SerialPolling
 import SerialTestSupport
 import SerialTesting
-import Synchronization
 import Testing
 
 /// A response from a superseded, timed-out or cancelled attempt, or from an earlier session,
@@ -97,7 +96,7 @@ struct PollerStaleResponseTests {
 
 /// Keeps each attempt's reply closure, so a test can answer any attempt at any time.
 final class ReplyBox: Sendable {
-    private let replies = Mutex<[String: @Sendable (Result<Int, any Error>) -> Void]>([:])
+    private let replies = SanitizedMutex<[String: @Sendable (Result<Int, any Error>) -> Void]>([:])
 
     func keep(_ attempt: PollAttempt, _ reply: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         self.replies.withLock { $0["\(attempt.session).\(attempt.number)"] = reply }

@@ -2,7 +2,6 @@ import SerialCore
 import SerialPolling
 import SerialTesting
 import SerialTestSupport
-import Synchronization
 
 /// A server error; `retryAfter` plays the part of an HTTP `Retry-After`.
 struct ServerError: Error, Equatable, PollRetryHint {
@@ -45,7 +44,7 @@ final class SimulatedServer: Sendable {
 
     let scheduler: VirtualScheduler
     private let script: @Sendable (_ attempt: Int) -> Answer
-    private let record = Mutex(Record())
+    private let record = SanitizedMutex(Record())
 
     init(scheduler: VirtualScheduler, script: @escaping @Sendable (_ attempt: Int) -> Answer) {
         self.scheduler = scheduler
@@ -108,7 +107,7 @@ final class PollRecorder<Value: Sendable>: Sendable {
         var offScheduler = 0
     }
 
-    private let log = Mutex(Log())
+    private let log = SanitizedMutex(Log())
     let scheduler: any Scheduling
 
     init(scheduler: any Scheduling) {
