@@ -14,6 +14,7 @@ public enum PollOutcome<Value: Sendable>: Sendable {
 }
 
 extension PollOutcome: CustomStringConvertible {
+    /// The case and its payload, e.g. `completed(100)`, `failed(timeout)`.
     public var description: String {
         switch self {
         case .completed(let value): return "completed(\(value))"
@@ -32,6 +33,7 @@ public enum PollError: Error, Hashable, CustomStringConvertible {
     /// Thrown by `updates` when the poll's deadline passed (outcome `timedOut`).
     case timedOut
 
+    /// A sentence saying what happened.
     public var description: String {
         switch self {
         case .attemptTimedOut(let attempt, let after):
@@ -61,6 +63,7 @@ public struct PollAttempt: Sendable, Hashable, CustomStringConvertible {
     /// When this attempt times out (its timeout clamped to the overall deadline), or `nil`.
     public let deadline: MonotonicInstant?
 
+    /// `attempt N of session S at T`.
     public var description: String {
         "attempt \(self.number) of session \(self.session) at \(self.startedAt)"
     }

@@ -30,6 +30,7 @@ extension Poller {
 /// **Buffering.** Updates the consumer has not taken yet are kept, in order; a poller
 /// produces at most one update per attempt, so the buffer grows no faster than the cadence.
 public struct PollUpdates<Value: Sendable>: AsyncSequence, Sendable {
+    /// Each element is one reported value of the job.
     public typealias Element = Value
 
     let poller: Poller<Value>

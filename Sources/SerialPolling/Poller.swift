@@ -19,6 +19,9 @@ import SerialCore
 /// `PollPolicy.startsImmediately`). Each next query starts at
 /// `max(previous start + interval, previous response)`: the interval is kept while responses
 /// are quick, and a slow response is followed at once by the next query, with no idle gap.
+/// ("Start" is when the query really started: a timer's wake-up latency delays later queries
+/// too, so starts are never closer than `interval` — the cadence may drift by that latency,
+/// but a server is never asked twice within one interval.)
 /// After an error the next start is also at least `response + delay`, the delay being
 /// exponential backoff with full jitter between `backoff.minimumDelay` and
 /// `backoff.maximumDelay`, or the error's `PollRetryHint.retryAfter` clamped to those bounds.
@@ -48,7 +51,9 @@ import SerialCore
 /// outside the poller's lock, on the thread that delivered the response.
 ///
 /// **Lifetime.** A running session keeps the poller alive (its timer and its query's
-/// completion refer to it) until its outcome; `cancel()` ends it early.
+/// completion refer to it) until its outcome; `cancel()` ends it early. The scheduler must
+/// accept work until the outcome is delivered: shutting a `SerialQueue` down under a running
+/// poller traps in the queue, so cancel the poll (and let its outcome through) first.
 ///
 /// - Invariant: each session (each `start`) ends with exactly one `PollOutcome`, delivered
 ///   once, after all of its updates — whatever the race between responses, timers and `cancel`.
