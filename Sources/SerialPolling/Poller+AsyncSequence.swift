@@ -1,3 +1,4 @@
+import SerialCore
 
 extension Poller {
     /// The poll as an async sequence of updates: iterating starts a session.
@@ -103,7 +104,7 @@ final class UpdateChannel<Value: Sendable>: Sendable {
         var waiter: CheckedContinuation<Value?, any Error>? = nil
     }
 
-    private let state = SanitizedMutex(State())
+    private let state = LockedValue(State())
 
     private enum NextAction {
         case value(Value)

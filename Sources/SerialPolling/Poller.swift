@@ -80,7 +80,7 @@ public final class Poller<Value: Sendable>: Sendable {
     let isDone: @Sendable (Value) -> Bool
     let isSame: @Sendable (Value, Value) -> Bool
     let progress: (@Sendable (Value) -> Double)?
-    let state: SanitizedMutex<State>
+    let state: LockedValue<State>
 
     init(
         policy: PollPolicy,
@@ -98,7 +98,7 @@ public final class Poller<Value: Sendable>: Sendable {
         self.isDone = isDone
         self.isSame = isSame
         self.progress = progress
-        self.state = SanitizedMutex(State(policy: policy, random: random))
+        self.state = LockedValue(State(policy: policy, random: random))
     }
 
     /// Creates a poller for a completion-based query.

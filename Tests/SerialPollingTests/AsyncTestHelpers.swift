@@ -1,3 +1,4 @@
+import SerialCore
 import SerialPolling
 import SerialTestSupport
 
@@ -15,7 +16,7 @@ func until(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> B
 /// An async wait that ends only when its task is cancelled (then throws CancellationError),
 /// counting the cancellations it saw: a query that never answers by itself.
 final class CancellationGate: Sendable {
-    private let state = SanitizedMutex<(waiter: CheckedContinuation<Void, any Error>?, cancelled: Bool)>((nil, false))
+    private let state = LockedValue<(waiter: CheckedContinuation<Void, any Error>?, cancelled: Bool)>((nil, false))
     private let seen: TestCounter
 
     init(countingIn seen: TestCounter) {

@@ -24,7 +24,7 @@ struct PollerOutcomeTests {
             replies.keep(attempt, reply)
         }
         let recorder = PollRecorder<Int>(scheduler: scheduler)
-        let cancelResult = SanitizedMutex<Bool?>(nil)
+        let cancelResult = LockedValue<Bool?>(nil)
         let due = scheduler.now.advanced(by: .seconds(1))
         var session: UInt64 = 0
         for event in order {

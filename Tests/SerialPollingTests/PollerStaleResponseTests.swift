@@ -96,7 +96,7 @@ struct PollerStaleResponseTests {
 
 /// Keeps each attempt's reply closure, so a test can answer any attempt at any time.
 final class ReplyBox: Sendable {
-    private let replies = SanitizedMutex<[String: @Sendable (Result<Int, any Error>) -> Void]>([:])
+    private let replies = LockedValue<[String: @Sendable (Result<Int, any Error>) -> Void]>([:])
 
     func keep(_ attempt: PollAttempt, _ reply: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         self.replies.withLock { $0["\(attempt.session).\(attempt.number)"] = reply }

@@ -44,7 +44,7 @@ final class SimulatedServer: Sendable {
 
     let scheduler: VirtualScheduler
     private let script: @Sendable (_ attempt: Int) -> Answer
-    private let record = SanitizedMutex(Record())
+    private let record = LockedValue(Record())
 
     init(scheduler: VirtualScheduler, script: @escaping @Sendable (_ attempt: Int) -> Answer) {
         self.scheduler = scheduler
@@ -107,7 +107,7 @@ final class PollRecorder<Value: Sendable>: Sendable {
         var offScheduler = 0
     }
 
-    private let log = SanitizedMutex(Log())
+    private let log = LockedValue(Log())
     let scheduler: any Scheduling
 
     init(scheduler: any Scheduling) {

@@ -1,5 +1,6 @@
 import SerialRuntime
 import SerialTestSupport
+import SerialCore
 import Synchronization
 import Testing
 
@@ -13,7 +14,7 @@ private final class PollProbe: Sendable {
     let maxInFlight = Atomic<Int>(0)
     let cancelWon = Atomic<Bool>(false)
     let offQueueCallbacks = Atomic<Int>(0)
-    let record = SanitizedMutex<(outcome: String?, lastUpdate: Int?)>((nil, nil))
+    let record = LockedValue<(outcome: String?, lastUpdate: Int?)>((nil, nil))
 
     init(checksInFlight: Bool) {
         self.checksInFlight = checksInFlight
@@ -63,13 +64,13 @@ private struct StressServerError: Error {}
 /// A job whose progress grows by random steps, answering after random latencies from server
 /// queues (other threads), sometimes inline, sometimes twice, sometimes with an error.
 private final class StressJob: Sendable {
-    let random: SanitizedMutex<SeededRandom>
-    let progress = SanitizedMutex(0)
+    let random: LockedValue<SeededRandom>
+    let progress = LockedValue(0)
     let servers: [SerialQueue]
     let probe: PollProbe
 
     init(seed: UInt64, servers: [SerialQueue], probe: PollProbe) {
-        self.random = SanitizedMutex(SeededRandom(seed: seed))
+        self.random = LockedValue(SeededRandom(seed: seed))
         self.servers = servers
         self.probe = probe
     }
@@ -129,8 +130,8 @@ struct PollingStressTests {
         let pollQueues = (0..<3).map { SerialQueue(label: "poll-\($0)") }
         let servers = (0..<2).map { SerialQueue(label: "server-\($0)") }
         let canceller = SerialQueue(label: "canceller")
-        let probes = SanitizedMutex<[(probe: PollProbe, job: StressJob)]>([])
-        let pollers = SanitizedMutex<[Poller<Int>]>([])
+        let probes = LockedValue<[(probe: PollProbe, job: StressJob)]>([])
+        let pollers = LockedValue<[Poller<Int>]>([])
         let ended = TestSemaphore()
 
         withWatchdog(timeout: .seconds(120), "polling stress stalled, seed \(seed)") {
@@ -222,7 +223,7 @@ struct PollingStressTests {
             for _ in 0..<rounds {
                 let outcomes = TestCounter()
                 let ended = TestSemaphore()
-                let replies = SanitizedMutex<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
+                let replies = LockedValue<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
                 let asked = TestSemaphore()
                 let poller = Poller<Int>(
                     policy: PollPolicy(interval: .milliseconds(1)), scheduler: queue, isDone: { $0 >= 100 }
