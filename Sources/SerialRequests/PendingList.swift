@@ -1,3 +1,5 @@
+import SerialCore
+
 /// The queued requests of one priority, in submission order, with lazy removal.
 ///
 /// A slot names a request and the token of the enqueue that made it; it is live while the
@@ -9,7 +11,11 @@
 struct PendingList {
     struct Slot {
         let id: RequestID
+        /// The enqueue this slot belongs to; live while `State.queued[id] == token`.
         let token: UInt64
+        /// Copied from the request so a dispatch pass need not look it up.
+        let kind: RequestKind?
+        let submittedAt: MonotonicInstant
     }
 
     private(set) var slots: [Slot] = []

@@ -33,7 +33,7 @@ extension RequestQueue.State {
         let uniqueList = self.lists[uniqueIndex]
         if uniqueList.head < uniqueList.slots.count {
             let id = uniqueList.slots[uniqueList.head].id
-            let kind = self.entries[id]?.kind
+            let kind = uniqueList.slots[uniqueList.head].kind
             if self.runningCount < maximum && (kind == nil || !self.runningKinds.contains(kind!)) {
                 self.start(id)
             }
@@ -48,17 +48,16 @@ extension RequestQueue.State {
                 let slots = self.lists[list].slots
                 while cursors[list] < slots.count {
                     let slot = slots[cursors[list]]
-                    guard let entry = self.entries[slot.id], entry.phase == .queued, entry.queueToken == slot.token
-                    else {
+                    guard self.queued[slot.id] == slot.token else {
                         cursors[list] += 1
                         continue
                     }
-                    if let kind = entry.kind, self.runningKinds.contains(kind) {
+                    if let kind = slot.kind, self.runningKinds.contains(kind) {
                         cursors[list] += 1  // its kind stays busy for the rest of this pass
                         continue
                     }
-                    let level = entry.priority.effectivePriority(
-                        waited: entry.submittedAt.duration(to: now), agingInterval: aging
+                    let level = RequestPriority(rawValue: list)!.effectivePriority(
+                        waited: slot.submittedAt.duration(to: now), agingInterval: aging
                     ).rawValue
                     if let current = best, current.level > level || (current.level == level && current.id < slot.id) {
                         break
@@ -75,19 +74,19 @@ extension RequestQueue.State {
     }
 
     private mutating func dropStaleHead(of list: Int) {
-        let entries = self.entries
-        self.lists[list].dropStaleHead { slot in
-            guard let entry = entries[slot.id] else { return false }
-            return entry.phase == .queued && entry.queueToken == slot.token
-        }
+        let queued = self.queued
+        self.lists[list].dropStaleHead { slot in queued[slot.id] == slot.token }
     }
 
     /// Walks the whole state and traps, printing it, if an invariant is broken. Compiled only
-    /// with `SERIAL_INTERNAL_CHECKS` (debug builds), and only while at most 256 requests are
-    /// unfinished, so large runs keep their complexity.
+    /// with `SERIAL_INTERNAL_CHECKS` (debug builds), and only while the state is small (at most
+    /// 32 unfinished requests and 128 pending slots), so large runs keep their complexity.
     func checkInvariants() {
         #if SERIAL_INTERNAL_CHECKS
-        guard self.entries.count <= 256 else { return }
+        guard self.entries.count <= 32, self.lists.reduce(0, { $0 + $1.slots.count }) <= 128 else { return }
+        if self.queued.count != self.entries.values.count(where: { $0.phase == .queued }) {
+            self.inconsistent("\(self.queued.count) queue tokens for a different number of queued requests")
+        }
         var running = 0
         var kinds: Set<RequestKind> = []
         var uniques = 0

@@ -19,7 +19,7 @@ extension RequestQueue {
     /// One submitted, unfinished request.
     struct Entry {
         enum Phase: Equatable {
-            /// In its priority's pending list under `queueToken`.
+            /// In its priority's pending list, its token in `State.queued`.
             case queued
             /// Sent as `attempt`, with the credential of `generation`.
             case running(attempt: UInt64, generation: UInt64)
@@ -42,7 +42,6 @@ extension RequestQueue {
         var builtGeneration: UInt64
         var phase: Phase = .queued
         var state: RequestState = .initial
-        var queueToken: UInt64 = 0
         var retries = 0
         var redirects = 0
         var timeoutTimer: DelayedWork? = nil
@@ -61,6 +60,8 @@ extension RequestQueue {
         var entries: [RequestID: Entry] = [:]
         /// Pending lists by `RequestPriority.rawValue`.
         var lists = [PendingList](repeating: PendingList(), count: 4)
+        /// The queue token of every queued request: a pending-list slot is live when it matches.
+        var queued: [RequestID: UInt64] = [:]
         var runningCount = 0
         var runningKinds: Set<RequestKind> = []
         var uniqueRunning = false
@@ -168,6 +169,7 @@ extension RequestQueue {
                 self.effects.append(.cancelTimer(timer))
             }
             for index in self.lists.indices { self.lists[index].removeAll() }
+            self.queued.removeAll()
             self.parked.removeAll()
             self.checkInvariants()
             return ids.count
@@ -352,8 +354,9 @@ extension RequestQueue {
         private mutating func enqueue(_ entry: inout Entry) {
             let token = self.makeToken()
             entry.phase = .queued
-            entry.queueToken = token
-            self.lists[entry.priority.rawValue].insert(PendingList.Slot(id: entry.id, token: token))
+            self.queued[entry.id] = token
+            self.lists[entry.priority.rawValue].insert(
+                PendingList.Slot(id: entry.id, token: token, kind: entry.kind, submittedAt: entry.submittedAt))
         }
 
         private mutating func setState(_ entry: inout Entry, _ state: RequestState) {
@@ -395,6 +398,7 @@ extension RequestQueue {
                 RequestQueueMisuse.internalInconsistency("finishing \(id), which is not in the queue", state: "\(self)")
             }
             if case .running = entry.phase { self.releaseSlot(of: entry) }
+            if entry.phase == .queued { self.queued[id] = nil }
             if let timer = entry.timeoutTimer { self.effects.append(.cancelTimer(timer)) }
             if let timer = entry.retryTimer { self.effects.append(.cancelTimer(timer)) }
             self.setState(&entry, result.state)
@@ -413,6 +417,7 @@ extension RequestQueue {
             }
             let attempt = self.makeToken()
             let generation = self.credentials.generation
+            self.queued[id] = nil
             entry.phase = .running(attempt: attempt, generation: generation)
             self.runningCount += 1
             if let kind = entry.kind { self.runningKinds.insert(kind) }
