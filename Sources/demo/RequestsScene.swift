@@ -32,6 +32,10 @@ enum RequestsScene {
             ("/ads", .low), ("/friends", .default), ("/settings", .default), ("/badges", .low),
             ("/news", .high), ("/weather", .default), ("/stocks", .low), ("/calendar", .high),
         ]
+        print("""
+            12 requests (4 high, 4 default, 4 low), at most 4 in flight: the first four take the free \
+            slots, then the most urgent waiting one goes next. The server's token 1 expires at 220 ms.
+            """)
         let completed = Atomic<Int>(0)
         server.expireToken(after: .milliseconds(220))
         for (path, priority) in burst {
