@@ -21,7 +21,8 @@ package protocol RequestCancelling: AnyObject, Sendable {
 
 /// A submitted request: its identity, its current state, and a way to cancel it.
 ///
-/// The handle keeps its queue alive until the request ends.
+/// A handle holds its queue strongly (so `cancel()` always reaches it); keeping handles keeps
+/// the queue alive.
 public final class RequestHandle: Sendable, CustomStringConvertible {
     /// The request's id (submission order).
     public let id: RequestID
