@@ -50,7 +50,7 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     private let transport: Transport
     private let policy: Policy
     private let scheduler: any Scheduling
-    private let state: Mutex<State>
+    private let state: LockedState<State>
 
     /// Creates a queue that sends through `transport` with `credential` until it expires.
     ///
@@ -71,7 +71,7 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         self.transport = transport
         self.policy = policy
         self.scheduler = scheduler
-        self.state = Mutex(State(configuration: configuration, credential: credential))
+        self.state = LockedState(State(configuration: configuration, credential: credential))
     }
 
     /// Submits `request`; `completion` runs exactly once, on the scheduler, with its result.
