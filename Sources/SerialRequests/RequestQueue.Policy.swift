@@ -6,7 +6,8 @@ extension RequestQueue {
     /// queue holds its lock; they may call `submit` and `cancel`.
     public struct Policy: Sendable {
         /// What an outcome means for `request` (success, failure, retry, expired credential, cache).
-        public var classify: @Sendable (_ request: Request, _ outcome: Result<Response, any Error>) -> ResponseDisposition
+        public var classify:
+            @Sendable (_ request: Request, _ outcome: Result<Response, any Error>) -> ResponseDisposition
         /// `request` rebuilt for `credential`: called before sending a request built for an older
         /// credential (e.g. to re-sign it). The default returns the request unchanged.
         public var rebuild: @Sendable (_ request: Request, _ credential: Credential) -> Request
@@ -27,7 +28,9 @@ extension RequestQueue {
         public init(
             classify: @escaping @Sendable (Request, Result<Response, any Error>) -> ResponseDisposition,
             rebuild: @escaping @Sendable (Request, Credential) -> Request = { request, _ in request },
-            refresh: @escaping @Sendable (Credential, @escaping @Sendable (Result<Credential, any Error>) -> Void) -> Void,
+            refresh: @escaping @Sendable (
+                Credential, @escaping @Sendable (Result<Credential, any Error>) -> Void
+            ) -> Void,
             cachedResponse: @escaping @Sendable (Request) -> Response? = { _ in nil },
             storeResponse: @escaping @Sendable (Request, Response) -> Void = { _, _ in }
         ) {

@@ -174,7 +174,9 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         case .refresh(let token, let expired):
             self.policy.refresh(expired) { result in
                 self.scheduler.execute {
-                    self.decideOnScheduler { state, now in state.refreshAnswered(token: token, result: result, now: now) }
+                    self.decideOnScheduler { state, now in
+                        state.refreshAnswered(token: token, result: result, now: now)
+                    }
                 }
             }
         case .notify(let observer, let state):

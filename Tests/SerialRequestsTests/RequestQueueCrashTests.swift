@@ -64,14 +64,16 @@ struct RequestQueueCrashTests {
     @Test func aBackoffThatShrinksTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = makeQueue(
-                TestQueue.Configuration(retryBackoff: RetryBackoff(initial: .seconds(1), multiplier: 0.5, maximum: .seconds(2))))
+                TestQueue.Configuration(
+                    retryBackoff: RetryBackoff(initial: .seconds(1), multiplier: 0.5, maximum: .seconds(2))))
         }
         expectMessage(result, "retryBackoff.multiplier is 0.5; it must be at least 1")
     }
 
     @Test func aBackoffMaximumBelowItsInitialDelayTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = makeQueue(TestQueue.Configuration(retryBackoff: RetryBackoff(initial: .seconds(2), maximum: .seconds(1))))
+            _ = makeQueue(
+                TestQueue.Configuration(retryBackoff: RetryBackoff(initial: .seconds(2), maximum: .seconds(1))))
         }
         expectMessage(result, "retryBackoff.maximum is 1.0 seconds")
     }
@@ -92,7 +94,9 @@ struct RequestQueueCrashTests {
 }
 
 /// Checks that the child's standard error carries the trap message's words.
-private func expectMessage(_ result: ExitTest.Result?, _ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+private func expectMessage(
+    _ result: ExitTest.Result?, _ text: String, sourceLocation: SourceLocation = #_sourceLocation
+) {
     let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
     #expect(output.contains(text), "trap message: \(output)", sourceLocation: sourceLocation)
 }
@@ -100,5 +104,6 @@ private func expectMessage(_ result: ExitTest.Result?, _ text: String, sourceLoc
 private func makeQueue(_ configuration: TestQueue.Configuration) -> TestQueue {
     let scheduler = VirtualScheduler()
     let server = SimulatedServer(scheduler: scheduler)
-    return TestQueue(transport: server, credential: 0, policy: server.policy(), configuration: configuration, scheduler: scheduler)
+    return TestQueue(
+        transport: server, credential: 0, policy: server.policy(), configuration: configuration, scheduler: scheduler)
 }

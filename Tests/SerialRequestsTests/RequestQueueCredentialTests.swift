@@ -125,7 +125,8 @@ struct RequestQueueCredentialTests {
 
     @Test func theRefreshWindowRefusesARefreshBeyondItsLimit() {
         let harness = Harness(
-            TestQueue.Configuration(maximumRedirects: 100, refreshLimit: 3, refreshWindow: .seconds(60), agingInterval: nil))
+            TestQueue.Configuration(
+                maximumRedirects: 100, refreshLimit: 3, refreshWindow: .seconds(60), agingInterval: nil))
         harness.submit("looping", statuses: [401])
         harness.advance(.seconds(10))
         #expect(harness.recorder.only("looping")?.errorName == "refreshLimitExceeded")

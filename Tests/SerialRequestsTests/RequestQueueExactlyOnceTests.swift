@@ -76,7 +76,8 @@ struct RequestQueueExactlyOnceTests {
         harness.advance(.seconds(10))
 
         let final = counts.withLock { $0 }
-        let wrong = final.enumerated().filter { $0.element != 1 }.prefix(10).map { "request \($0.offset): \($0.element)" }
+        let wrong = final.enumerated().filter { $0.element != 1 }.prefix(10)
+            .map { "request \($0.offset): \($0.element)" }
         #expect(wrong.isEmpty, "seed \(seed): completions not exactly once: \(wrong)")
         #expect(mismatches.withLock { $0 }.isEmpty, "seed \(seed): \(mismatches.withLock { $0.prefix(5) })")
         let statistics = harness.queue.statistics

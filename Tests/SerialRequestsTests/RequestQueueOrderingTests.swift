@@ -44,7 +44,8 @@ struct RequestQueueOrderingTests {
     @Test func agingNeverLiftsARequestToUnique() {
         let low = RequestPriority.low.effectivePriority(waited: .seconds(1000), agingInterval: .seconds(1))
         #expect(low == .high)
-        #expect(RequestPriority.default.effectivePriority(waited: .milliseconds(999), agingInterval: .seconds(1)) == .default)
+        let almost = RequestPriority.default.effectivePriority(waited: .milliseconds(999), agingInterval: .seconds(1))
+        #expect(almost == .default)
         #expect(RequestPriority.default.effectivePriority(waited: .seconds(1), agingInterval: .seconds(1)) == .high)
         #expect(RequestPriority.low.effectivePriority(waited: .seconds(1000), agingInterval: nil) == .low)
         #expect(RequestPriority.unique.effectivePriority(waited: .zero, agingInterval: .seconds(1)) == .unique)
@@ -99,7 +100,8 @@ struct RequestQueueOrderingTests {
     func neverMoreThanMaximumConcurrentRequestsAreInFlight(maximum: Int) {
         let harness = Harness(TestQueue.Configuration(maximumConcurrent: maximum, agingInterval: nil))
         for index in 0..<40 {
-            harness.submit("r\(index)", latency: .milliseconds(5 + index % 7), priority: RequestPriority(rawValue: index % 3)!)
+            let priority = RequestPriority(rawValue: index % 3)!
+            harness.submit("r\(index)", latency: .milliseconds(5 + index % 7), priority: priority)
         }
         harness.advance(.seconds(5))
         #expect(harness.server.maximumInFlight == maximum)

@@ -79,7 +79,8 @@ final class SimulatedServer: RequestTransport, Sendable {
         let (scripted, twice) = self.state.withLock { state in
             let attempt = state.attemptsByName[request.name, default: 0]
             state.attemptsByName[request.name] = attempt + 1
-            state.sends.append(Send(name: request.name, credential: credential, signedWith: request.signedWith, at: now))
+            state.sends.append(
+                Send(name: request.name, credential: credential, signedWith: request.signedWith, at: now))
             state.inFlight += 1
             state.maximumInFlight = max(state.maximumInFlight, state.inFlight)
             state.inFlightNames[request.name, default: 0] += 1
@@ -93,7 +94,9 @@ final class SimulatedServer: RequestTransport, Sendable {
                 return credential == state.validToken ? scripted : 401
             }
             let outcome: Result<Reply, any Error> =
-                status == -1 ? .failure(ConnectionLost()) : .success(Reply(name: request.name, status: status, token: credential))
+                status == -1
+                ? .failure(ConnectionLost())
+                : .success(Reply(name: request.name, status: status, token: credential))
             completion(outcome)
             if twice { completion(outcome) }
         }

@@ -32,7 +32,9 @@ struct RequestsStressTests {
             }
         }
         let finished = tracker.allDone.wait(timeout: .seconds(60))
-        #expect(finished, "seed \(seed): only \(tracker.completed) of \(total) completions within 60 s; \(rig.queue.statistics)")
+        #expect(
+            finished,
+            "seed \(seed): only \(tracker.completed) of \(total) completions within 60 s; \(rig.queue.statistics)")
         rig.stop()
         tracker.expectExactlyOnce(seed: seed)
         let statistics = rig.queue.statistics
@@ -127,7 +129,9 @@ private final class StressRig: Sendable {
                     }
                 }
             },
-            rebuild: { request, credential in StressServer.Call(statuses: request.statuses, kind: request.kind, signedWith: credential) },
+            rebuild: { request, credential in
+                StressServer.Call(statuses: request.statuses, kind: request.kind, signedWith: credential)
+            },
             refresh: { _, completion in server.refresh(completion) },
             cachedResponse: { _ in StressServer.Answer(status: 200, token: -1) })
         self.queue = RequestQueue(
