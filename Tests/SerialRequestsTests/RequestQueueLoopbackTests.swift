@@ -25,7 +25,8 @@ struct RequestQueueLoopbackTests {
         let queue = RequestQueue(
             transport: transport, credential: "t0", policy: policy,
             configuration: .init(
-                maximumConcurrent: 4, retryBackoff: RetryBackoff(initial: .milliseconds(5), maximum: .milliseconds(50))),
+                maximumConcurrent: 4,
+                retryBackoff: RetryBackoff(initial: .milliseconds(5), maximum: .milliseconds(50))),
             scheduler: scheduler)
         let total = 40
         let results = Mutex<[Int: RequestResult<LoopbackHTTPTransport.HTTPReply>]>([:])
