@@ -4,3 +4,4 @@ import SerialRuntime
 print("swift-serial-runtime demo\n")
 SerialQueueScene.run()
 await PollingScene.run()
+RequestsScene.run()
