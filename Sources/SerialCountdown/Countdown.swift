@@ -1,0 +1,73 @@
+import Synchronization
+
+/// A receiver usable as a countdown key: a class instance that may be handed to the callback
+/// queue's thread.
+typealias CountdownReceiver = AnyObject & Sendable
+
+/// The type-erased handler of one registration.
+typealias CountdownHandler = @Sendable (any CountdownReceiver, CountdownTick, inout Bool) -> Void
+
+/// One `register` call: its handler and whether it may still be called.
+///
+/// A registration is *live* from `register` until it leaves the table (finished, stopped,
+/// cancelled, replaced, receiver released). Leaving happens under the manager's lock; the flag
+/// lets a tick that already collected it, outside the lock, skip a registration that was
+/// cancelled or replaced meanwhile.
+final class Registration: Sendable {
+    let handler: CountdownHandler
+    /// Called if the manager is deinitialized while this registration is still in its table, so
+    /// adapters (the async sequence) can finish instead of waiting forever.
+    let abandoned: (@Sendable () -> Void)?
+    private let live = Atomic<Bool>(true)
+
+    init(handler: @escaping CountdownHandler, abandoned: (@Sendable () -> Void)? = nil) {
+        self.handler = handler
+        self.abandoned = abandoned
+    }
+
+    /// Whether the registration is still in the manager's table.
+    var isLive: Bool { self.live.load(ordering: .acquiring) }
+
+    /// Marks the registration as out of the table. Called under the manager's lock.
+    func end() {
+        self.live.store(false, ordering: .releasing)
+    }
+}
+
+/// One countdown in the manager's table: the receiver, held weakly, and the deadline.
+///
+/// `key` is the receiver's `ObjectIdentifier` at registration. A key alone may later name a new
+/// object at a reused address; the weak reference tells them apart (it reads `nil` once the
+/// original receiver is gone, and a live object's address is never shared).
+struct Slot {
+    weak var receiver: (any CountdownReceiver)?
+    let key: ObjectIdentifier
+    /// Nanoseconds on the manager's clock.
+    var deadline: Int64
+    var registration: Registration
+
+    init(receiver: any CountdownReceiver, deadline: Int64, registration: Registration) {
+        self.receiver = receiver
+        self.key = ObjectIdentifier(receiver)
+        self.deadline = deadline
+        self.registration = registration
+    }
+}
+
+/// One handler call a tick makes after leaving the lock. Holds the receiver strongly, so it
+/// cannot be released between the decision and the call.
+struct Delivery {
+    let receiver: any CountdownReceiver
+    let registration: Registration
+    /// Nanoseconds left, clamped at zero.
+    let remaining: Int64
+    let isFinal: Bool
+}
+
+/// A `.cancelled` call to make on the queue. The receiver is held weakly: a receiver released
+/// before the call is made gets no call.
+struct CancelledDelivery {
+    weak var receiver: (any CountdownReceiver)?
+    let registration: Registration
+    let remaining: Int64
+}

@@ -1,0 +1,84 @@
+/// The async face of a countdown: `for await tick in manager.countdown(from: .seconds(10)) { }`.
+extension CountdownManager {
+    /// Starts a countdown of `duration` whose ticks arrive as an async sequence.
+    ///
+    /// ```swift
+    /// for await tick in countdowns.countdown(from: .seconds(5)) {
+    ///     print("\(tick.remaining) left")        // last element: remaining zero, end == .finished
+    /// }
+    /// ```
+    ///
+    /// The countdown is keyed by its sequence, not by a receiver: it shares the manager's ticker
+    /// and first-tick policy, but never replaces nor is replaced by a `register` countdown. It
+    /// runs while the sequence or its iterator exists:
+    /// - the sequence finishes after its final element (`end == .finished`), or after a
+    ///   `.cancelled` element when `cancelAll()` ends it;
+    /// - cancelling the iterating task, or leaving the loop, cancels the countdown (no further
+    ///   handler work, and the ticker stops if it was the last one);
+    /// - dropping the sequence without iterating it ends the countdown at the next tick, as a
+    ///   released receiver does.
+    ///
+    /// A slow consumer sees the newest tick only (older ones are dropped); the final element is
+    /// never dropped. Iterate a sequence once.
+    ///
+    /// - Complexity: O(1) to start; one handler call per tick, like `register`.
+    public func countdown(from duration: Duration) -> CountdownSequence {
+        let token = CountdownSequence.Token()
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: CountdownTick.self, bufferingPolicy: .bufferingNewest(1))
+        let registration = Registration(
+            handler: { _, tick, _ in
+                continuation.yield(tick)
+                if tick.isFinal { continuation.finish() }
+            },
+            abandoned: { continuation.finish() })
+        let key = ObjectIdentifier(token)
+        // Weak: the registration owns the continuation, which owns this closure.
+        continuation.onTermination = { [weak self, weak registration] termination in
+            guard case .cancelled = termination, let self, let registration else { return }
+            self.remove(registration, key: key)
+        }
+        _ = self.insert(token, duration: duration, registration: registration)
+        return CountdownSequence(base: stream, token: token)
+    }
+}
+
+/// The ticks of one countdown started by `CountdownManager.countdown(from:)`.
+///
+/// The countdown is held weakly by its manager and strongly by this sequence and its iterator:
+/// dropping both ends it.
+public struct CountdownSequence: AsyncSequence, Sendable {
+    public typealias Element = CountdownTick
+    public typealias Failure = Never
+
+    /// The countdown's key: an object only this sequence and its iterator keep alive.
+    final class Token: Sendable {}
+
+    let base: AsyncStream<CountdownTick>
+    let token: Token
+
+    /// Creates the iterator. Iterate a sequence once.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: self.base.makeAsyncIterator(), token: self.token)
+    }
+
+    /// Produces the countdown's ticks; `nil` once it ended or the iterating task was cancelled.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<CountdownTick>.Iterator
+        let token: Token
+
+        /// The next tick, or `nil` after the last one or on task cancellation.
+        public mutating func next() async -> CountdownTick? {
+            await self.base.next()
+        }
+
+        /// The next tick, awaited in `actor`'s isolation.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> CountdownTick? {
+            await self.base.next(isolation: actor)
+        }
+    }
+}
+
+// An iterator belongs to one consuming task.
+@available(*, unavailable)
+extension CountdownSequence.AsyncIterator: Sendable {}

@@ -1,0 +1,232 @@
+import SerialCore
+
+extension CountdownManager {
+    /// Where the shared ticker stands.
+    ///
+    /// `armed(n)`: exactly one tick work with sequence number `n` is scheduled (its handle may not
+    /// be stored yet). `ticking(n)`: tick `n` runs; it arms the next one when it ends, if
+    /// countdowns remain. `idle`: no countdown, no scheduled work. A tick or a handle whose number
+    /// is not the current one is stale and does nothing.
+    enum TickerPhase: Equatable {
+        case idle
+        case armed(UInt64)
+        case ticking(UInt64)
+    }
+
+    /// What the owner must do after unlocking: schedule tick `sequence` at `deadline`.
+    struct ArmAction {
+        let sequence: UInt64
+        let deadline: MonotonicInstant
+    }
+
+    /// What one tick collected under the lock.
+    struct TickPlan {
+        var missedTicks: Int
+        var next: ArmDecision
+    }
+
+    /// The next tick's deadline, decided at the start of a tick from its clock reads.
+    struct ArmDecision {
+        let deadline: MonotonicInstant
+    }
+
+    /// The manager's table and ticker, guarded by the manager's mutex.
+    ///
+    /// - Invariant: `index[slots[i].key] == i` for every `i`; `index.count == slots.count`;
+    ///   every slot's registration is live; `phase == .idle` exactly when the table is empty,
+    ///   except while a tick runs (`ticking`), which settles it when it ends.
+    struct State {
+        /// Contiguous, so a tick walks them without chasing pointers. Order is not meaningful:
+        /// removal moves the last slot into the hole.
+        var slots: [Slot] = []
+        var index: [ObjectIdentifier: Int] = [:]
+
+        var phase: TickerPhase = .idle
+        var armedHandle: DelayedWork? = nil
+        var nextSequence: UInt64 = 1
+
+        /// The ticker's grid on the manager's clock: tick `k` falls due at
+        /// `gridOrigin + k * interval`. Set when the ticker starts from idle.
+        var gridOrigin: Int64 = 0
+        /// The grid index the previous tick stood for.
+        var lastTickIndex: Int64 = 0
+
+        /// Reused by every tick, lent out of the lock while the handlers run.
+        var batch: [Delivery] = []
+
+        // MARK: Table
+
+        /// Registers `registration` for `receiver`, replacing a live registration of the same
+        /// receiver. A slot whose key matches but whose receiver is gone (a released receiver
+        /// whose address was reused) is taken over as a new countdown.
+        ///
+        /// - Returns: What happened, and the registration that left the table (to be released
+        ///   after unlocking, since releasing it may run user deinitializers).
+        mutating func insert(
+            _ receiver: any CountdownReceiver, deadline: Int64, registration: Registration
+        ) -> (CountdownRegistration, Registration?) {
+            let key = ObjectIdentifier(receiver)
+            if let position = self.index[key] {
+                let previous = self.slots[position].registration
+                previous.end()
+                let outcome: CountdownRegistration = self.slots[position].receiver === receiver ? .replaced : .started
+                if outcome == .started {
+                    self.slots[position] = Slot(receiver: receiver, deadline: deadline, registration: registration)
+                } else {
+                    self.slots[position].deadline = deadline
+                    self.slots[position].registration = registration
+                }
+                self.checkInvariants()
+                return (outcome, previous)
+            }
+            self.index[key] = self.slots.count
+            self.slots.append(Slot(receiver: receiver, deadline: deadline, registration: registration))
+            self.checkInvariants()
+            return (.started, nil)
+        }
+
+        /// Removes the slot at `position` (O(1): the last slot moves into the hole) and ends its
+        /// registration.
+        ///
+        /// - Returns: The removed slot's registration, to release after unlocking.
+        mutating func removeSlot(at position: Int) -> Registration {
+            let removed = self.slots[position]
+            removed.registration.end()
+            self.index[removed.key] = nil
+            let last = self.slots.removeLast()
+            if position < self.slots.count {
+                self.slots[position] = last
+                self.index[last.key] = position
+            }
+            return removed.registration
+        }
+
+        /// The position of `receiver`'s live countdown. A stale slot under the same key (its
+        /// receiver released) is removed on the way, into `released`.
+        mutating func position(of receiver: AnyObject, released: inout [Registration]) -> Int? {
+            guard let position = self.index[ObjectIdentifier(receiver)] else { return nil }
+            if self.slots[position].receiver === receiver { return position }
+            released.append(self.removeSlot(at: position))
+            return nil
+        }
+
+        // MARK: Ticker
+
+        /// Starts the ticker if it is idle: the grid starts at `clockNow`, the first tick falls
+        /// one interval later.
+        mutating func startIfIdle(clockNow: Int64, schedulerNow: MonotonicInstant, interval: Int64) -> ArmAction? {
+            guard self.phase == .idle else { return nil }
+            self.gridOrigin = clockNow
+            self.lastTickIndex = 0
+            return self.arm(at: schedulerNow.advanced(by: .nanoseconds(interval)))
+        }
+
+        mutating func arm(at deadline: MonotonicInstant) -> ArmAction {
+            let sequence = self.nextSequence
+            self.nextSequence &+= 1
+            self.phase = .armed(sequence)
+            self.armedHandle = nil
+            return ArmAction(sequence: sequence, deadline: deadline)
+        }
+
+        /// Goes idle when the table is empty.
+        ///
+        /// - Returns: The armed work to cancel after unlocking, if any.
+        mutating func stopIfEmpty() -> DelayedWork? {
+            guard self.slots.isEmpty, self.phase != .idle else { return nil }
+            self.phase = .idle
+            let handle = self.armedHandle
+            self.armedHandle = nil
+            return handle
+        }
+
+        /// Records the handle of armed work `sequence`.
+        ///
+        /// - Returns: `false` when that work is stale (the ticker stopped or moved on before the
+        ///   handle arrived): the caller cancels it.
+        mutating func store(_ handle: DelayedWork, for sequence: UInt64) -> Bool {
+            guard self.phase == .armed(sequence) else { return false }
+            self.armedHandle = handle
+            return true
+        }
+
+        /// Begins tick `sequence`: checks it is current, places it on the grid and collects one
+        /// delivery per live countdown into `batch`, removing finished and released ones.
+        ///
+        /// Grid: the tick stands for the grid point nearest to `clockNow`; the next tick is the
+        /// grid point after that, so ticks are at least half an interval apart (no burst after
+        /// a late tick or a suspend) and never drift. Grid points passed over are `missedTicks`.
+        ///
+        /// - Returns: `nil` for a stale tick; otherwise the missed count and next deadline.
+        /// - Complexity: O(n) in live countdowns, no allocation once `batch` has grown.
+        mutating func beginTick(
+            _ sequence: UInt64, clockNow: Int64, schedulerNow: MonotonicInstant, interval: Int64,
+            released: inout [Registration]
+        ) -> TickPlan? {
+            guard self.phase == .armed(sequence) else { return nil }
+            self.phase = .ticking(sequence)
+            self.armedHandle = nil
+
+            let elapsed = clockNow &- self.gridOrigin
+            var standsFor = (elapsed &+ interval / 2) / interval
+            if standsFor <= self.lastTickIndex { standsFor = self.lastTickIndex &+ 1 }
+            let missed = Int(standsFor &- self.lastTickIndex &- 1)
+            self.lastTickIndex = standsFor
+            let nextPoint = self.gridOrigin &+ (standsFor &+ 1) &* interval
+            let next = ArmDecision(deadline: schedulerNow.advanced(by: .nanoseconds(nextPoint &- clockNow)))
+
+            self.batch.reserveCapacity(self.slots.count)
+            // Walk backwards so removing slot `i` (the last one moves in) never skips a slot.
+            var position = self.slots.count &- 1
+            while position >= 0 {
+                defer { position &-= 1 }
+                guard let receiver = self.slots[position].receiver else {
+                    released.append(self.removeSlot(at: position))
+                    continue
+                }
+                let left = self.slots[position].deadline &- clockNow
+                if left > 0 {
+                    self.batch.append(
+                        Delivery(receiver: receiver, registration: self.slots[position].registration,
+                                 remaining: left, isFinal: false))
+                } else {
+                    let registration = self.removeSlot(at: position)
+                    self.batch.append(Delivery(receiver: receiver, registration: registration, remaining: 0, isFinal: true))
+                }
+            }
+            self.checkInvariants()
+            return TickPlan(missedTicks: missed, next: next)
+        }
+
+        /// Ends tick `sequence`: arms the next tick if countdowns remain, or goes idle.
+        mutating func endTick(_ sequence: UInt64, next: ArmDecision) -> ArmAction? {
+            guard self.phase == .ticking(sequence) else { return nil }  // stopped or restarted meanwhile
+            if self.slots.isEmpty {
+                self.phase = .idle
+                return nil
+            }
+            return self.arm(at: next.deadline)
+        }
+
+        // MARK: Invariants
+
+        /// Walks the whole table; compiled only with `SERIAL_INTERNAL_CHECKS` (debug builds).
+        /// Tables past 1,024 slots get the O(1) checks only, so debug stress runs stay linear.
+        func checkInvariants() {
+            #if SERIAL_INTERNAL_CHECKS
+            precondition(
+                self.index.count == self.slots.count,
+                "CountdownManager: internal inconsistency: index has \(self.index.count) keys, table \(self.slots.count)")
+            guard self.slots.count <= 1_024 else { return }
+            for (position, slot) in self.slots.enumerated() {
+                precondition(
+                    self.index[slot.key] == position,
+                    "CountdownManager: internal inconsistency: slot \(position) is indexed at \(String(describing: self.index[slot.key]))")
+                precondition(
+                    slot.registration.isLive,
+                    "CountdownManager: internal inconsistency: slot \(position) holds an ended registration")
+            }
+            #endif
+        }
+    }
+}

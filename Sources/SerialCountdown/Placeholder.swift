@@ -1,1 +1,0 @@
-// SerialCountdown: built by its own issue; this file keeps the target compiling until then.
