@@ -13,10 +13,10 @@ extension CountdownManager {
     /// runs while the sequence or its iterator exists:
     /// - the sequence finishes after its final element (`end == .finished`), or after a
     ///   `.cancelled` element when `cancelAll()` ends it;
-    /// - cancelling the iterating task, or leaving the loop, cancels the countdown (no further
-    ///   handler work, and the ticker stops if it was the last one);
-    /// - dropping the sequence without iterating it ends the countdown at the next tick, as a
-    ///   released receiver does.
+    /// - cancelling the iterating task cancels the countdown at once (the ticker stops if it was
+    ///   the last one);
+    /// - once neither the sequence nor an iterator exists (the loop was left, or the sequence
+    ///   never iterated), the countdown ends at the next tick, as a released receiver's does.
     ///
     /// A slow consumer sees the newest tick only (older ones are dropped); the final element is
     /// never dropped. Iterate a sequence once.
