@@ -46,6 +46,7 @@ import Testing
         let queue = SerialQueue(label: "stress.countdown")
         let manager = CountdownManager(interval: .milliseconds(1), queue: queue)
         let tracker = Tracker()
+        let threadFailures = Mutex<[String]>([])
 
         runThreads(threads) { thread in
             var random = SeededRandom(seed: seed &+ UInt64(thread))
@@ -101,10 +102,12 @@ import Testing
             }
             // The surviving targets stay alive until every countdown has ended.
             let kept = targets
-            #expect(eventually(timeout: .seconds(60)) { manager.count == 0 },
-                    "seed \(seed): countdowns never all ended (\(manager.count) left)")
+            if !eventually(timeout: .seconds(20), { manager.count == 0 }) {
+                threadFailures.withLock { $0.append("thread \(thread): \(manager.count) countdowns never ended") }
+            }
             withExtendedLifetime(kept) {}
         }
+        #expect(threadFailures.withLock { $0 }.isEmpty, "seed \(seed): \(threadFailures.withLock { $0 })")
         queue.sync {}  // the last .cancelled calls were enqueued before this
         #expect(eventually(timeout: .seconds(10)) { manager._isTickerIdle }, "seed \(seed): ticker still armed")
 
