@@ -25,7 +25,7 @@ extension CountdownManager {
             let schedulerNow = self.scheduler.now
             let plan = state.beginTick(
                 sequence, clockNow: clockNow, schedulerNow: schedulerNow, interval: self.intervalNanoseconds,
-                released: &released)
+                finishingTolerance: self.intervalNanoseconds / 64, released: &released)
             swap(&batch, &state.batch)
             return plan
         }

@@ -157,11 +157,13 @@ extension CountdownManager {
         /// grid point after that, so ticks are at least half an interval apart (no burst after
         /// a late tick or a suspend) and never drift. Grid points passed over are `missedTicks`.
         ///
+        /// A countdown with at most `finishingTolerance` left finishes on this tick.
+        ///
         /// - Returns: `nil` for a stale tick; otherwise the missed count and next deadline.
         /// - Complexity: O(n) in live countdowns, no allocation once `batch` has grown.
         mutating func beginTick(
             _ sequence: UInt64, clockNow: Int64, schedulerNow: MonotonicInstant, interval: Int64,
-            released: inout [Registration]
+            finishingTolerance: Int64, released: inout [Registration]
         ) -> TickPlan? {
             guard self.phase == .armed(sequence) else { return nil }
             self.phase = .ticking(sequence)
@@ -185,7 +187,7 @@ extension CountdownManager {
                     continue
                 }
                 let left = self.slots[position].deadline &- clockNow
-                if left > 0 {
+                if left > finishingTolerance {
                     self.batch.append(
                         Delivery(receiver: receiver, registration: self.slots[position].registration,
                                  remaining: left, isFinal: false))

@@ -29,8 +29,12 @@ import Synchronization
 /// **First tick.** Starting from idle, the ticker's grid starts at the registration: a countdown
 /// of `n` intervals is called at `n-1, n-2, …, 1` intervals left, then finishes exactly on the
 /// `n`th tick. A countdown that joins while the ticker runs gets its first call at the next
-/// shared tick, however soon that is, with its exact time left; it finishes on the first shared
-/// tick at or after its deadline — never early, at most one interval late.
+/// shared tick, however soon that is, with its exact time left.
+///
+/// **Last tick.** A countdown finishes on the first shared tick at which at most 1/64 of an
+/// interval is left: at most one interval late, and never earlier than 1/64 interval before its
+/// deadline. (That tolerance absorbs the microseconds between a tick and a registration made
+/// just after it — for instance from a handler — which would otherwise cost a whole interval.)
 ///
 /// **Endings.** A handler is called on each tick until exactly one of: the final tick
 /// (`end == .finished`, remaining zero); a call in which it set the stop flag (its last);

@@ -5,8 +5,9 @@
 /// with `end` set (`isFinal`), after which it is never called again.
 public struct CountdownTick: Sendable, Hashable, CustomStringConvertible {
     /// The time left until the countdown's deadline, never negative; zero when `end` is
-    /// `.finished`. Computed from the deadline on the manager's `CountdownClock`, so it is right
-    /// after a system suspend.
+    /// `.finished` (even when the final tick came up to 1/64 interval before the deadline).
+    /// Computed from the deadline on the manager's `CountdownClock`, so it is right after a
+    /// system suspend.
     public var remaining: Duration
 
     /// How many shared ticks fell due since the manager's previous tick but were not delivered —

@@ -58,3 +58,37 @@ import Testing
         withExtendedLifetime((host, guest)) {}
     }
 }
+
+/// Last-tick policy: a countdown finishes on the first tick with at most 1/64 interval left.
+@Suite struct CountdownLastTickTests {
+    @Test func countdownWithinASixtyFourthOfAnIntervalOfItsDeadlineFinishesOnThatTick() {
+        let fixture = CountdownFixture()
+        let early = Receiver("early")
+        let late = Receiver("late")
+        fixture.register(early, for: .seconds(10))
+        fixture.scheduler.advance(by: .milliseconds(1_015))   // just after the tick at +1
+        fixture.register(late, for: .seconds(2))              // deadline +3.015
+        fixture.tick(2)                                       // +2.015, +3.015: ticks at +2 and +3 ran
+        #expect(fixture.log.calls(of: "late").map(\.tick) == [
+            CountdownTick(remaining: .milliseconds(1_015)), CountdownTick(remaining: .zero, end: .finished),
+        ])
+        #expect(fixture.log.calls(of: "late").last?.at == .start(plus: 3))
+        withExtendedLifetime((early, late)) {}
+    }
+
+    @Test func countdownFurtherThanASixtyFourthOfAnIntervalFromItsDeadlineWaitsForTheNextTick() {
+        let fixture = CountdownFixture()
+        let early = Receiver("early")
+        let late = Receiver("late")
+        fixture.register(early, for: .seconds(10))
+        fixture.scheduler.advance(by: .milliseconds(1_016))
+        fixture.register(late, for: .seconds(2))              // deadline +3.016: 16 ms > 1/64 s left at +3
+        fixture.tick(3)
+        #expect(fixture.log.calls(of: "late").map(\.tick) == [
+            CountdownTick(remaining: .milliseconds(1_016)), CountdownTick(remaining: .milliseconds(16)),
+            CountdownTick(remaining: .zero, end: .finished),
+        ])
+        #expect(fixture.log.calls(of: "late").last?.at == .start(plus: 4))
+        withExtendedLifetime((early, late)) {}
+    }
+}
