@@ -32,8 +32,7 @@ extension CountdownManager {
         guard let plan else { return }  // stale: cancelled after it had started
         released.removeAll()  // releases purged registrations here, outside the lock
 
-        self.deliver(batch, missedTicks: plan.missedTicks)
-        batch.removeAll(keepingCapacity: true)  // releases receivers and registrations outside the lock
+        self.deliver(&batch, missedTicks: plan.missedTicks)  // empties it, keeping its capacity
 
         let next = self.state.withLock { state -> ArmAction? in
             if state.batch.capacity < batch.capacity { swap(&batch, &state.batch) }
@@ -42,24 +41,22 @@ extension CountdownManager {
         if let next { self.arm(next) }
     }
 
-    /// Calls the handlers, in table order (the batch was collected backwards).
-    private func deliver(_ batch: [Delivery], missedTicks: Int) {
-        batch.withUnsafeBufferPointer { deliveries in
-            var position = deliveries.count
-            while position > 0 {
-                position &-= 1
-                let delivery = deliveries[position]
-                // A countdown cancelled or replaced since collection gets no further tick call;
-                // a final call was decided under the lock and is always made.
-                guard delivery.isFinal || delivery.registration.isLive else { continue }
-                var stop = false
-                let tick = CountdownTick(
-                    remaining: .nanoseconds(delivery.remaining), missedTicks: missedTicks,
-                    end: delivery.isFinal ? .finished : nil)
-                delivery.registration.handler(delivery.receiver, tick, &stop)
-                if stop && !delivery.isFinal {
-                    self.remove(delivery.registration, key: ObjectIdentifier(delivery.receiver))
-                }
+    /// Calls the handlers, in table order (the batch was collected backwards), emptying `batch`.
+    ///
+    /// Each delivery is moved out before its call and destroyed after it, so a receiver costs one
+    /// retain (the weak load) and one release per tick — no copies.
+    private func deliver(_ batch: inout [Delivery], missedTicks: Int) {
+        while let delivery = batch.popLast() {
+            // A countdown cancelled or replaced since collection gets no further tick call;
+            // a final call was decided under the lock and is always made.
+            guard delivery.isFinal || delivery.registration.isLive else { continue }
+            var stop = false
+            let tick = CountdownTick(
+                remaining: .nanoseconds(delivery.remaining), missedTicks: missedTicks,
+                end: delivery.isFinal ? .finished : nil)
+            delivery.registration.handler(delivery.receiver, tick, &stop)
+            if stop && !delivery.isFinal {
+                self.remove(delivery.registration, key: ObjectIdentifier(delivery.receiver))
             }
         }
     }

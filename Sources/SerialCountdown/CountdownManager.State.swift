@@ -53,6 +53,8 @@ extension CountdownManager {
 
         /// Reused by every tick, lent out of the lock while the handlers run.
         var batch: [Delivery] = []
+        /// Reused by every tick: table positions to remove, in descending order.
+        var removals: [Int] = []
 
         // MARK: Table
 
@@ -177,24 +179,32 @@ extension CountdownManager {
             let nextPoint = self.gridOrigin &+ (standsFor &+ 1) &* interval
             let next = ArmDecision(deadline: schedulerNow.advanced(by: .nanoseconds(nextPoint &- clockNow)))
 
+            // Read pass over the contiguous table: no slot is copied (a copy of a weak reference
+            // costs a side-table retain), one delivery per live countdown. Collected backwards so
+            // the handlers, popping from the end, run in table order; positions to remove come
+            // out in descending order, so removing them one by one never moves one still to do.
             self.batch.reserveCapacity(self.slots.count)
-            // Walk backwards so removing slot `i` (the last one moves in) never skips a slot.
-            var position = self.slots.count &- 1
-            while position >= 0 {
-                defer { position &-= 1 }
-                guard let receiver = self.slots[position].receiver else {
-                    released.append(self.removeSlot(at: position))
-                    continue
-                }
-                let left = self.slots[position].deadline &- clockNow
-                if left > finishingTolerance {
+            self.removals.removeAll(keepingCapacity: true)
+            self.slots.withUnsafeBufferPointer { slots in
+                var position = slots.count &- 1
+                while position >= 0 {
+                    defer { position &-= 1 }
+                    guard let receiver = slots[position].receiver else {
+                        self.removals.append(position)
+                        continue
+                    }
+                    let left = slots[position].deadline &- clockNow
+                    let isFinal = left <= finishingTolerance
+                    if isFinal { self.removals.append(position) }
                     self.batch.append(
-                        Delivery(receiver: receiver, registration: self.slots[position].registration,
-                                 remaining: left, isFinal: false))
-                } else {
-                    let registration = self.removeSlot(at: position)
-                    self.batch.append(Delivery(receiver: receiver, registration: registration, remaining: 0, isFinal: true))
+                        Delivery(receiver: receiver, registration: slots[position].registration,
+                                 remaining: isFinal ? 0 : left, isFinal: isFinal))
                 }
+            }
+            for position in self.removals {
+                let registration = self.removeSlot(at: position)
+                // A finished countdown's registration is still held by its delivery.
+                released.append(registration)
             }
             self.checkInvariants()
             return TickPlan(missedTicks: missed, next: next)
