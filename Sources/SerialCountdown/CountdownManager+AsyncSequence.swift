@@ -48,7 +48,9 @@ extension CountdownManager {
 /// The countdown is held weakly by its manager and strongly by this sequence and its iterator:
 /// dropping both ends it.
 public struct CountdownSequence: AsyncSequence, Sendable {
+    /// One tick of the countdown; the last one has `end` set.
     public typealias Element = CountdownTick
+    /// The sequence never throws: it ends by finishing.
     public typealias Failure = Never
 
     /// The countdown's key: an object only this sequence and its iterator keep alive.

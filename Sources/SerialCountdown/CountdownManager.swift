@@ -100,8 +100,13 @@ public final class CountdownManager: Sendable {
     /// the last. See the type's documentation for the first-tick policy and every ending.
     ///
     /// If `receiver` already has a countdown, its handler and deadline are replaced (it keeps its
-    /// place in the shared ticker, and the old handler is never called again). A `duration` of
-    /// zero or less finishes on the next shared tick.
+    /// place in the shared ticker). From the queue (inside a handler) the old handler is never
+    /// called again; from another thread, only a tick call the queue had already begun may still
+    /// run. A `duration` of zero or less finishes on the next shared tick. Setting the stop flag
+    /// on the final call changes nothing (the countdown has already finished).
+    ///
+    /// Handlers share the queue and the tick: keep them short, since a slow one delays every
+    /// other countdown's call.
     ///
     /// - Parameters:
     ///   - receiver: The object the countdown belongs to; held weakly.

@@ -28,6 +28,7 @@ public struct CountdownTick: Sendable, Hashable, CustomStringConvertible {
     /// Whether this is the handler's last call (`end` is set).
     public var isFinal: Bool { self.end != nil }
 
+    /// For logs: "4.0 seconds left, 2 missed, finished".
     public var description: String {
         var text = "\(self.remaining) left"
         if self.missedTicks > 0 { text += ", \(self.missedTicks) missed" }
