@@ -1,5 +1,4 @@
 import SerialCore
-import Synchronization
 
 /// Countdowns per receiver object, all driven by one shared ticker.
 ///
@@ -55,7 +54,7 @@ public final class CountdownManager: Sendable {
     let intervalNanoseconds: Int64
     let scheduler: any Scheduling
     let clock: any CountdownClock
-    let state: Mutex<State>
+    let state: LockedValue<State>
 
     /// Creates a manager whose ticker and handlers run on `queue`.
     ///
@@ -77,7 +76,7 @@ public final class CountdownManager: Sendable {
         self.intervalNanoseconds = nanoseconds
         self.scheduler = queue
         self.clock = clock
-        self.state = Mutex(State())
+        self.state = LockedValue(State())
     }
 
     deinit {

@@ -1,6 +1,7 @@
 import SerialCore
 import SerialCountdown
 import SerialTesting
+import SerialTestSupport
 import Testing
 
 @Suite struct CountdownCrashTests {
@@ -8,7 +9,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = CountdownManager(interval: .zero, queue: VirtualScheduler())
         }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let message = result?.standardErrorText ?? ""
         #expect(message.contains("tick interval 0.0 seconds is not positive"))
     }
 
@@ -16,7 +17,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = CountdownManager(interval: .milliseconds(-5), queue: VirtualScheduler())
         }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let message = result?.standardErrorText ?? ""
         #expect(message.contains("Pass a duration greater than zero"))
     }
 
@@ -24,7 +25,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             VirtualBootClock(following: VirtualScheduler()).simulateSuspend(for: .seconds(-1))
         }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let message = result?.standardErrorText ?? ""
         #expect(message.contains("a boot clock never goes back"))
     }
 }

@@ -1,7 +1,6 @@
 import SerialCore
 import SerialCountdown
 import SerialTesting
-import Synchronization
 import Testing
 
 /// Stop flag, cancel, cancelAll, and exactly one terminal call.
@@ -9,7 +8,7 @@ import Testing
     @Test func settingTheStopFlagEndsTheCountdownAtOnce() {
         let fixture = CountdownFixture()
         let receiver = Receiver("a")
-        let stillRunningAfterStop = Mutex<Bool?>(nil)
+        let stillRunningAfterStop = LockedValue<Bool?>(nil)
         let manager = fixture.manager
         manager.register(receiver, for: .seconds(10)) { receiver, tick, stop in
             fixture.log.append(Call(name: "a", tick: tick, at: fixture.scheduler.now))
@@ -109,7 +108,7 @@ import Testing
                 generation[name, default: 0] += 1
                 let label = "\(name)#\(generation[name]!)"
                 let stopAfter = random.next() % 4 == 0 ? Int(random.next() % 5) : -1
-                let seen = Mutex(0)
+                let seen = LockedValue(0)
                 let outcome = fixture.register(
                     receiver, for: .milliseconds(Int64(random.next() % 1_000)), label: label,
                     stopWhen: { tick in

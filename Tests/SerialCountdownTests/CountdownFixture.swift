@@ -1,7 +1,6 @@
 import SerialCore
 import SerialCountdown
 import SerialTesting
-import Synchronization
 
 /// A receiver object for tests.
 final class Receiver: Sendable, CustomStringConvertible {
@@ -56,7 +55,7 @@ struct CountdownFixture {
 
 /// A thread-safe list of calls.
 final class Log: Sendable {
-    private let calls = Mutex<[Call]>([])
+    private let calls = LockedValue<[Call]>([])
 
     func append(_ call: Call) { self.calls.withLock { $0.append(call) } }
 

@@ -1,7 +1,6 @@
 import SerialCore
 import SerialCountdown
 import SerialTesting
-import Synchronization
 import Testing
 
 /// Handlers run with no lock held: they may register, replace, stop, cancel — their own
@@ -72,7 +71,7 @@ import Testing
         let a = Receiver("a")
         let b = Receiver("b")
         let manager = fixture.manager
-        let restarted = Mutex(false)
+        let restarted = LockedValue(false)
         fixture.register(b, for: .seconds(10))
         manager.register(a, for: .seconds(10)) { _, tick, _ in
             fixture.log.append(Call(name: "a", tick: tick, at: fixture.scheduler.now))
@@ -95,7 +94,7 @@ import Testing
         let fixture = CountdownFixture()
         let receiver = Receiver("a")
         let manager = fixture.manager
-        let seen = Mutex<[Duration?]>([])
+        let seen = LockedValue<[Duration?]>([])
         manager.register(receiver, for: .seconds(3)) { receiver, _, _ in
             seen.withLock { $0.append(manager.remaining(for: receiver)) }
             _ = manager.count

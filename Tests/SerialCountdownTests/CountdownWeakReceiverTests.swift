@@ -1,7 +1,6 @@
 import SerialCore
 import SerialCountdown
 import SerialTesting
-import Synchronization
 import Testing
 
 /// The receiver is held weakly: no call once it is gone, and its entry is purged.
@@ -51,8 +50,8 @@ import Testing
 
     @Test func receiverReleasedInsideItsOwnCallbackGetsNoFurtherCall() {
         let fixture = CountdownFixture()
-        let holder = Mutex<Receiver?>(Receiver("a"))
-        let calls = Mutex(0)
+        let holder = LockedValue<Receiver?>(Receiver("a"))
+        let calls = LockedValue(0)
         fixture.manager.register(holder.withLock { $0! }, for: .seconds(5)) { _, _, _ in
             calls.withLock { $0 += 1 }
             holder.withLock { $0 = nil }  // the tick still holds it for this call

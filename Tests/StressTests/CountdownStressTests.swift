@@ -24,7 +24,7 @@ import Testing
     }
 
     final class Tracker: Sendable {
-        let records = Mutex<[Int: Record]>([:])
+        let records = LockedValue<[Int: Record]>([:])
         let nextID = Atomic<Int>(0)
 
         func newID() -> Int {
@@ -46,7 +46,7 @@ import Testing
         let queue = SerialQueue(label: "stress.countdown")
         let manager = CountdownManager(interval: .milliseconds(1), queue: queue)
         let tracker = Tracker()
-        let threadFailures = Mutex<[String]>([])
+        let threadFailures = LockedValue<[String]>([])
 
         runThreads(threads) { thread in
             var random = SeededRandom(seed: seed &+ UInt64(thread))
