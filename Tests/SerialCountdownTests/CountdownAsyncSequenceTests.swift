@@ -8,6 +8,7 @@ import Testing
 @Suite struct CountdownAsyncSequenceTests {
     @Test func sequenceYieldsEachTickAndFinishesAfterTheFinalOne() async {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         var iterator = fixture.manager.countdown(from: .seconds(3)).makeAsyncIterator()
         var seen: [CountdownTick] = []
         for _ in 0..<3 {
@@ -24,6 +25,7 @@ import Testing
 
     @Test func slowConsumerSeesTheNewestTickAndNeverMissesTheFinalOne() async {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let sequence = fixture.manager.countdown(from: .seconds(4))
         fixture.tick(2)
         var seen: [CountdownTick] = []
@@ -36,6 +38,7 @@ import Testing
 
     @Test func cancellingTheIteratingTaskCancelsTheCountdown() async {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let sequence = fixture.manager.countdown(from: .seconds(60))
         #expect(fixture.manager.count == 1)
         let consumer = Task {
@@ -53,6 +56,7 @@ import Testing
 
     @Test func droppingTheSequenceEndsTheCountdownAtTheNextTick() async {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         do {
             let sequence = fixture.manager.countdown(from: .seconds(60))
             fixture.tick(1)
@@ -65,6 +69,7 @@ import Testing
 
     @Test func cancelAllFinishesTheSequenceWithACancelledElement() async {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         var iterator = fixture.manager.countdown(from: .seconds(10)).makeAsyncIterator()
         fixture.tick(1)
         #expect(await iterator.next() == CountdownTick(remaining: .seconds(9)))
@@ -86,6 +91,7 @@ import Testing
 
     @Test func sequenceCountdownsShareTheTickerWithRegisteredOnes() async {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .seconds(5))
         var iterator = fixture.manager.countdown(from: .seconds(2)).makeAsyncIterator()

@@ -7,6 +7,7 @@ import Testing
 @Suite struct CountdownEndingTests {
     @Test func settingTheStopFlagEndsTheCountdownAtOnce() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         let stillRunningAfterStop = LockedValue<Bool?>(nil)
         let manager = fixture.manager
@@ -26,6 +27,7 @@ import Testing
 
     @Test func cancelEndsTheCountdownWithOneCancelledCall() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .seconds(10))
         fixture.tick(2)
@@ -44,6 +46,7 @@ import Testing
 
     @Test func cancelOfAReceiverReleasedBeforeTheCallIsDeliveredCallsNothing() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         var receiver: Receiver? = Receiver("a")
         fixture.register(receiver!, for: .seconds(10))
         #expect(fixture.manager.cancel(receiver!))
@@ -55,6 +58,7 @@ import Testing
 
     @Test func cancelOfAnUnknownReceiverReturnsFalse() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let stranger = Receiver("stranger")
         #expect(!fixture.manager.cancel(stranger))
         #expect(fixture.scheduler.pendingCount == 0)
@@ -62,6 +66,7 @@ import Testing
 
     @Test func cancelAllEndsEveryCountdownWithOneCancelledCallEach() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receivers = (0..<5).map { Receiver("r\($0)") }
         for receiver in receivers { fixture.register(receiver, for: .seconds(10)) }
         fixture.tick(1)
@@ -77,6 +82,7 @@ import Testing
 
     @Test func finalTickComesExactlyOnceEvenWhenTheHandlerSetsStop() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .seconds(2), stopWhen: { $0.isFinal })
         fixture.tick(5)
@@ -92,6 +98,7 @@ import Testing
     func everyCountdownEndsWithExactlyOneTerminalCall(seed: UInt64) {
         var random = SeededLCG(seed: seed)
         let fixture = CountdownFixture(interval: .milliseconds(100))
+        defer { fixture.tearDown() }
         let names = (0..<40).map { "r\($0)" }
         var receivers: [String: Receiver] = [:]
         var generation: [String: Int] = [:]

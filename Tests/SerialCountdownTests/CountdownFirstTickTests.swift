@@ -8,6 +8,7 @@ import Testing
 @Suite struct CountdownFirstTickTests {
     @Test func countdownJoiningMidTickIsCalledAtTheNextSharedTick() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let early = Receiver("early")
         let late = Receiver("late")
         fixture.register(early, for: .seconds(10))
@@ -28,6 +29,7 @@ import Testing
 
     @Test func countdownJoiningJustBeforeATickIsCalledAtThatTick() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let early = Receiver("early")
         let late = Receiver("late")
         fixture.register(early, for: .seconds(10))
@@ -40,6 +42,7 @@ import Testing
 
     @Test func countdownRegisteredDuringATickIsFirstCalledAtTheNextOne() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let host = Receiver("host")
         let guest = Receiver("guest")
         let manager = fixture.manager
@@ -63,6 +66,7 @@ import Testing
 @Suite struct CountdownLastTickTests {
     @Test func countdownWithinASixtyFourthOfAnIntervalOfItsDeadlineFinishesOnThatTick() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let early = Receiver("early")
         let late = Receiver("late")
         fixture.register(early, for: .seconds(10))
@@ -78,6 +82,7 @@ import Testing
 
     @Test func countdownFurtherThanASixtyFourthOfAnIntervalFromItsDeadlineWaitsForTheNextTick() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let early = Receiver("early")
         let late = Receiver("late")
         fixture.register(early, for: .seconds(10))

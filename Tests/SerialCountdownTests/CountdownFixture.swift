@@ -47,6 +47,13 @@ struct CountdownFixture {
         }
     }
 
+    /// Ends every countdown and runs what that schedules, so no armed tick is left holding the
+    /// manager (and handlers that capture it) alive after the test: leak checkers stay quiet.
+    func tearDown() {
+        self.manager.cancelAll()
+        self.scheduler.runUntilIdle()
+    }
+
     /// Advances the scheduler one interval at a time, `count` times.
     func tick(_ count: Int = 1, interval: Duration = .seconds(1)) {
         for _ in 0..<count { self.scheduler.advance(by: interval) }

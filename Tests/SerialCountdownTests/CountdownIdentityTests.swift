@@ -7,6 +7,7 @@ import Testing
 @Suite struct CountdownIdentityTests {
     @Test func registeringTheSameReceiverAgainReplacesHandlerAndDuration() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         #expect(fixture.register(receiver, for: .seconds(3), label: "old") == .started)
         fixture.tick(1)
@@ -22,6 +23,7 @@ import Testing
 
     @Test func replacingManyTimesBeforeATickLeavesOneCountdown() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         for round in 0..<50 {
             fixture.register(receiver, for: .seconds(2), label: "round\(round)")
@@ -34,6 +36,7 @@ import Testing
 
     @Test func aNewObjectAtAReleasedReceiversAddressIsNotTakenForIt() throws {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         // Allocate, register, release, allocate again until malloc hands back the same address
         // (glibc does so at once for a freed block of the same size).
         var reused: Receiver? = nil
@@ -62,6 +65,7 @@ import Testing
 
     @Test func cancellingANewObjectAtAReleasedReceiversAddressCancelsNothing() throws {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         var reused: Receiver? = nil
         for attempt in 0..<1_000 {
             var old: Receiver? = Receiver("old\(attempt)")

@@ -8,6 +8,7 @@ import Testing
 @Suite struct CountdownReentrancyTests {
     @Test func handlerMayCancelItsOwnCountdown() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         let manager = fixture.manager
         manager.register(receiver, for: .seconds(10)) { receiver, tick, _ in
@@ -25,6 +26,7 @@ import Testing
 
     @Test func handlerMayReplaceItsOwnCountdown() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         let manager = fixture.manager
         manager.register(receiver, for: .seconds(3)) { receiver, tick, stop in
@@ -43,6 +45,7 @@ import Testing
 
     @Test func handlerMayCancelALaterCountdownOfTheSameBatch() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receivers = (0..<6).map { Receiver("r\($0)") }
         let manager = fixture.manager
         for receiver in receivers {
@@ -68,6 +71,7 @@ import Testing
 
     @Test func handlerMayCancelEverythingAndStartAgain() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let a = Receiver("a")
         let b = Receiver("b")
         let manager = fixture.manager
@@ -92,6 +96,7 @@ import Testing
 
     @Test func handlerMayReadTheManager() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         let manager = fixture.manager
         let seen = LockedValue<[Duration?]>([])

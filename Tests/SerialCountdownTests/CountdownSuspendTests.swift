@@ -8,6 +8,7 @@ import Testing
 @Suite struct CountdownSuspendTests {
     @Test func firstTickAfterASuspendShowsTheRightRemainingTimeAndMissedTicks() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .seconds(10))
         fixture.tick(2)                                   // 9, 8
@@ -24,6 +25,7 @@ import Testing
 
     @Test func suspendPastTheDeadlineFinishesOnTheFirstTickAfterIt() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .seconds(5))
         fixture.tick(1)
@@ -40,6 +42,7 @@ import Testing
 
     @Test func aSuspendOfAFractionalNumberOfTicksRealignsToTheGridWithoutABurst() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .seconds(10))
         fixture.tick(2)                                       // grid points 1, 2
@@ -60,6 +63,7 @@ import Testing
 
     @Test func aSuspendShorterThanHalfAnIntervalMissesNothing() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .seconds(10))
         fixture.tick(1)

@@ -7,6 +7,7 @@ import Testing
 @Suite struct CountdownTickerLifecycleTests {
     @Test func noWorkIsScheduledBeforeTheFirstRegistration() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         #expect(fixture.scheduler.pendingCount == 0)
         fixture.scheduler.advance(by: .seconds(3_600))
         #expect(fixture.scheduler.ranCount == 0)
@@ -14,6 +15,7 @@ import Testing
 
     @Test func oneTickIsArmedAtATimeWhileCountdownsExist() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receivers = (0..<20).map { Receiver("r\($0)") }
         for receiver in receivers { fixture.register(receiver, for: .seconds(4)) }
         #expect(fixture.scheduler.pendingCount == 1)
@@ -24,6 +26,7 @@ import Testing
 
     @Test func tickerStopsWhenTheLastCountdownFinishes() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .seconds(3))
         fixture.tick(3)
@@ -37,6 +40,7 @@ import Testing
 
     @Test func tickerStopsAtOnceWhenTheLastCountdownIsCancelled() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .seconds(30))
         fixture.tick(1)
@@ -49,6 +53,7 @@ import Testing
 
     @Test func tickerStopsAtOnceWhenTheLastCountdownSetsTheStopFlag() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .seconds(30), stopWhen: { $0.remaining == .seconds(28) })
         fixture.tick(2)
@@ -59,6 +64,7 @@ import Testing
 
     @Test func tickerRestartsOnTheNextRegistrationWithAFreshGrid() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let first = Receiver("first")
         fixture.register(first, for: .seconds(2))
         fixture.tick(2)
@@ -77,6 +83,7 @@ import Testing
 
     @Test func registeringDuringTheLastTickKeepsTheTickerRunning() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let first = Receiver("first")
         let second = Receiver("second")
         let manager = fixture.manager

@@ -6,6 +6,7 @@ import Testing
 @Suite struct CountdownTickingTests {
     @Test func countdownOfFiveIntervalsTicksFourTimesThenFinishesOnTheFifth() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         #expect(fixture.register(receiver, for: .seconds(5)) == .started)
         fixture.tick(7)
@@ -19,6 +20,7 @@ import Testing
 
     @Test func everyCountdownTicksInTheSameBatch() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receivers = (0..<10).map { Receiver("r\($0)") }
         for (index, receiver) in receivers.enumerated() {
             fixture.register(receiver, for: .seconds(3 + index))
@@ -36,6 +38,7 @@ import Testing
 
     @Test func ticksStayOnTheirGridWithoutDrift() {
         let fixture = CountdownFixture(interval: .milliseconds(333))
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .seconds(1_000))
         for step in 1...300 {
@@ -48,6 +51,7 @@ import Testing
 
     @Test func remainingComesFromTheDeadlineNotFromACounter() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: .milliseconds(4_500))
         fixture.tick(2)
@@ -61,6 +65,7 @@ import Testing
     @Test(arguments: [Duration.zero, .seconds(-3)])
     func nonPositiveDurationFinishesOnTheNextTick(duration: Duration) {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let receiver = Receiver("a")
         fixture.register(receiver, for: duration)
         fixture.tick(3)
@@ -72,6 +77,7 @@ import Testing
 
     @Test func managerAnswersCountContainsAndRemaining() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let a = Receiver("a")
         let b = Receiver("b")
         #expect(fixture.manager.count == 0)

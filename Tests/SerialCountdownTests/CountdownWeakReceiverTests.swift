@@ -7,6 +7,7 @@ import Testing
 @Suite struct CountdownWeakReceiverTests {
     @Test func managerDoesNotKeepTheReceiverAlive() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         var receiver: Receiver? = Receiver("a")
         weak let observer = receiver
         fixture.register(receiver!, for: .seconds(5))
@@ -16,6 +17,7 @@ import Testing
 
     @Test func releasedReceiverGetsNoFurtherCallAndIsPurgedAtTheNextTick() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         var a: Receiver? = Receiver("a")
         let b = Receiver("b")
         fixture.register(a!, for: .seconds(5))
@@ -33,6 +35,7 @@ import Testing
 
     @Test func purgingAReleasedReceiverReleasesItsHandler() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         final class Captured: Sendable {}
         var captured: Captured? = Captured()
         weak let capturedObserver = captured
@@ -50,6 +53,7 @@ import Testing
 
     @Test func receiverReleasedInsideItsOwnCallbackGetsNoFurtherCall() {
         let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
         let holder = LockedValue<Receiver?>(Receiver("a"))
         let calls = LockedValue(0)
         fixture.manager.register(holder.withLock { $0! }, for: .seconds(5)) { _, _, _ in
