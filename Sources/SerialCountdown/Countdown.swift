@@ -52,6 +52,14 @@ struct Slot {
         self.deadline = deadline
         self.registration = registration
     }
+
+    /// A slot whose receiver is already gone, under `key` (test hook: address reuse on demand).
+    init(releasedReceiverKey key: ObjectIdentifier, deadline: Int64, registration: Registration) {
+        self.receiver = nil
+        self.key = key
+        self.deadline = deadline
+        self.registration = registration
+    }
 }
 
 /// One handler call a tick makes after leaving the lock. Holds the receiver strongly, so it

@@ -233,8 +233,10 @@ public final class CountdownManager: Sendable {
             let (outcome, previous) = state.insert(
                 receiver, deadline: overflow ? (duration > .zero ? .max : .min) : deadline,
                 registration: registration)
-            let arm = state.startIfIdle(
-                clockNow: now, schedulerNow: self.scheduler.now, interval: self.intervalNanoseconds)
+            // The scheduler's clock is read only when the ticker has to start.
+            let arm = state.phase == .idle
+                ? state.startIfIdle(clockNow: now, schedulerNow: self.scheduler.now, interval: self.intervalNanoseconds)
+                : nil
             return (outcome, previous, arm)
         }
         _ = consume previous  // released here, outside the lock: it may run user deinitializers

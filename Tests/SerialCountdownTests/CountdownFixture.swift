@@ -52,6 +52,31 @@ struct CountdownFixture {
     func tearDown() {
         self.manager.cancelAll()
         self.scheduler.runUntilIdle()
+        // A cancelled tick stays in the scheduler until its deadline; pass it so its closure
+        // (which holds the manager) is released.
+        self.scheduler.advance(by: self.manager.interval * 2)
+    }
+
+    /// A new receiver at the address of a released receiver whose countdown is still in the
+    /// table. Tries malloc's reuse of a freed block first (glibc hands it back at once); under
+    /// sanitizers, which quarantine freed memory, plants the released countdown instead.
+    func newcomerAtAReleasedReceiversAddress(oldLabel: String) -> (newcomer: Receiver, byMalloc: Bool) {
+        for attempt in 0..<200 {
+            var old: Receiver? = Receiver("old\(attempt)")
+            let oldIdentity = ObjectIdentifier(old!)
+            self.register(old!, for: .seconds(3), label: oldLabel)
+            old = nil
+            let candidate = Receiver("new")
+            if ObjectIdentifier(candidate) == oldIdentity { return (candidate, true) }
+        }
+        self.manager.cancelAll()  // the tries' stale countdowns; none of them had a live receiver
+        let newcomer = Receiver("new")
+        let log = self.log
+        let scheduler = self.scheduler
+        self.manager._plantReleasedReceiver(at: newcomer, for: .seconds(3)) { tick in
+            log.append(Call(name: oldLabel, tick: tick, at: scheduler.now))
+        }
+        return (newcomer, false)
     }
 
     /// Advances the scheduler one interval at a time, `count` times.
