@@ -24,7 +24,9 @@ extension CountdownManager {
             let now = self.clockNanoseconds()
             state.index[key] = state.slots.count
             state.slots.append(
-                Slot(releasedReceiverKey: key, deadline: now &+ duration.saturatingNanoseconds, registration: registration))
+                Slot(
+                    releasedReceiverKey: key, deadline: now &+ duration.saturatingNanoseconds,
+                    registration: registration))
             return state.phase == .idle
                 ? state.startIfIdle(clockNow: now, schedulerNow: self.scheduler.now, interval: self.intervalNanoseconds)
                 : nil

@@ -228,12 +228,14 @@ extension CountdownManager {
             #if SERIAL_INTERNAL_CHECKS
             precondition(
                 self.index.count == self.slots.count,
-                "CountdownManager: internal inconsistency: index has \(self.index.count) keys, table \(self.slots.count)")
+                "CountdownManager: internal inconsistency: index has \(self.index.count) keys, "
+                    + "table \(self.slots.count)")
             guard self.slots.count <= 1_024 else { return }
             for (position, slot) in self.slots.enumerated() {
                 precondition(
                     self.index[slot.key] == position,
-                    "CountdownManager: internal inconsistency: slot \(position) is indexed at \(String(describing: self.index[slot.key]))")
+                    "CountdownManager: internal inconsistency: slot \(position) is indexed at "
+                        + String(describing: self.index[slot.key]))
                 precondition(
                     slot.registration.isLive,
                     "CountdownManager: internal inconsistency: slot \(position) holds an ended registration")

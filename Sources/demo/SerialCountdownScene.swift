@@ -23,7 +23,8 @@ enum SerialCountdownScene {
         let handler: @Sendable (Button, CountdownTick, inout Bool) -> Void = { button, tick, stop in
             switch tick.end {
             case .finished?: print("  \(stamp()) [\(button.name)] done")
-            case .cancelled?: print("  \(stamp()) [\(button.name)] cancelled with \(tick.remaining.milliseconds) ms left")
+            case .cancelled?:
+                print("  \(stamp()) [\(button.name)] cancelled with \(tick.remaining.milliseconds) ms left")
             case nil:
                 print("  \(stamp()) [\(button.name)] \(tick.remaining.milliseconds) ms left")
                 if button.name == "stopper" && tick.remaining <= .milliseconds(300) {
@@ -52,7 +53,8 @@ enum SerialCountdownScene {
         var first = true
         for await tick in countdowns.countdown(from: .milliseconds(700)) {
             if first || tick.isFinal {
-                print("  \(stamp()) [sequence] \(tick.isFinal ? "finished" : "first tick: \(tick.remaining.milliseconds) ms left")")
+                let what = tick.isFinal ? "finished" : "first tick: \(tick.remaining.milliseconds) ms left"
+                print("  \(stamp()) [sequence] \(what)")
             }
             first = false
         }
@@ -60,7 +62,8 @@ enum SerialCountdownScene {
         print("  countdowns left: \(countdowns.count); the ticker is stopped until the next registration.")
         withExtendedLifetime((keeper, stopper)) {}
         _ = queue.shutdown()
-        print("Every countdown ticked in the same batches; leaver went quiet when released, stopper after its stop flag.\n")
+        print("Every countdown ticked in the same batches; leaver went quiet when released, "
+            + "stopper after its stop flag.\n")
     }
 }
 

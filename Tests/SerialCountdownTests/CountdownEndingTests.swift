@@ -147,7 +147,8 @@ import Testing
             }
             switch expectation {
             case .terminal:
-                #expect(terminals.count == 1, "seed \(seed): \(label) ended without a terminal call: \(mine.map(\.tick))")
+                #expect(
+                    terminals.count == 1, "seed \(seed): \(label) ended without a terminal call: \(mine.map(\.tick))")
             case .stopped(let limit):
                 #expect(mine.count <= limit, "seed \(seed): \(label) was called after it set the stop flag")
             case .none:

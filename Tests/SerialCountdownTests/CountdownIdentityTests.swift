@@ -38,7 +38,9 @@ import Testing
         let fixture = CountdownFixture()
         defer { fixture.tearDown() }
         let (newcomer, byMalloc) = fixture.newcomerAtAReleasedReceiversAddress(oldLabel: "old")
-        #expect(!fixture.manager.contains(newcomer), "the released receiver's countdown was taken for the new object (reuse by malloc: \(byMalloc))")
+        #expect(
+            !fixture.manager.contains(newcomer),
+            "the released receiver's countdown was taken for the new object (reuse by malloc: \(byMalloc))")
         #expect(fixture.manager.remaining(for: newcomer) == nil)
         // The stale entry is still in the table: registering must start afresh, not replace.
         #expect(fixture.register(newcomer, for: .seconds(2), label: "new") == .started)
@@ -52,7 +54,9 @@ import Testing
         let fixture = CountdownFixture()
         defer { fixture.tearDown() }
         let (newcomer, byMalloc) = fixture.newcomerAtAReleasedReceiversAddress(oldLabel: "old")
-        #expect(!fixture.manager.cancel(newcomer), "cancel took the released receiver's countdown (reuse by malloc: \(byMalloc))")
+        #expect(
+            !fixture.manager.cancel(newcomer),
+            "cancel took the released receiver's countdown (reuse by malloc: \(byMalloc))")
         fixture.scheduler.runUntilIdle()
         fixture.tick(4)
         #expect(fixture.log.all.isEmpty)
