@@ -1,0 +1,213 @@
+import SerialCore
+import Synchronization
+
+/// Timers on one scheduler, kept in a `TimingWheel` and woken by a single delayed wake-up.
+///
+/// ```swift
+/// let queue = SerialQueue(label: "timers")
+/// let timers = TimerService(scheduler: queue)
+/// let handle = try timers.schedule(after: .seconds(2)) { print("fired on", queue) }
+/// handle.cancel()   // true: it will not fire
+/// ```
+///
+/// **Wake-ups.** The service keeps at most one delayed wake-up armed on its scheduler, for the
+/// wheel's next occupied slot (`TimingWheel.nextExpiry`), and none when no timer was ever
+/// pending. Scheduling re-arms only when the new timer's slot comes before the armed one, so
+/// a stream of timers further out costs no scheduler call. Cancelling never re-arms: a
+/// wake-up left for a cancelled timer runs once, finds nothing due, and re-arms for what is
+/// left, if anything. Far timers cost no wake-ups until their slot approaches: at most one
+/// per wheel level on their way down, typically only the one when they are due.
+///
+/// **Time.** A deadline is rounded up to the service's tick: a callback never runs before its
+/// deadline, and, on a punctual scheduler, at most one tick after it. Ticks count from the
+/// scheduler's `now` when the service was created.
+///
+/// **Threads.** `schedule`, `cancel`, `pendingCount` and `stop` may be called from any thread,
+/// including from callbacks. The wheel sits behind a mutex; decisions are made under it and
+/// scheduler calls and callbacks happen after it is released. Callbacks run on the
+/// scheduler, one at a time, in deadline order (submission order within a tick), at most
+/// `callbacksPerTurn` per scheduler turn: the rest continue in a follow-up turn submitted
+/// with `execute`, so a burst of expiries cannot starve other work on the scheduler.
+///
+/// **Lifetime.** A `TimerHandle` keeps its service alive. When the last reference to the
+/// service goes, its pending timers are dropped without running (as `stop()` would).
+public final class TimerService: Sendable {
+    /// The scheduler callbacks run on.
+    public let scheduler: any Scheduling
+    /// The wheel's resolution.
+    public let tick: Duration
+    /// The most timers that may be pending at once.
+    public let maximumPending: Int
+    /// The most callbacks one scheduler turn runs.
+    public let callbacksPerTurn: Int
+
+    let tickNanoseconds: UInt64
+    /// Tick 0: the scheduler's time when the service was created.
+    let origin: MonotonicInstant
+    let state: Mutex<State>
+
+    /// Creates a service whose callbacks run on `scheduler`.
+    ///
+    /// - Parameters:
+    ///   - scheduler: where wake-ups are armed and callbacks run (a `SerialQueue`, or a
+    ///     `VirtualScheduler` in tests).
+    ///   - tick: the resolution; deadlines round up to it. Coarser ticks mean fewer wake-ups.
+    ///   - maximumPending: beyond this many pending timers, `schedule` throws `.tooManyPending`.
+    ///   - callbacksPerTurn: the most callbacks run in one scheduler turn.
+    /// - Precondition: `tick` is at least one nanosecond, `maximumPending` and
+    ///   `callbacksPerTurn` at least 1; otherwise this traps, saying which.
+    public init(
+        scheduler: any Scheduling,
+        tick: Duration = .milliseconds(1),
+        maximumPending: Int = Int.max,
+        callbacksPerTurn: Int = 1024
+    ) {
+        let nanoseconds = tick.saturatingNanoseconds
+        if nanoseconds < 1 { TimersMisuse.invalidTick(tick) }
+        if maximumPending < 1 { TimersMisuse.invalidMaximumPending(maximumPending) }
+        if callbacksPerTurn < 1 { TimersMisuse.invalidCallbacksPerTurn(callbacksPerTurn) }
+        self.scheduler = scheduler
+        self.tick = tick
+        self.tickNanoseconds = UInt64(nanoseconds)
+        self.maximumPending = maximumPending
+        self.callbacksPerTurn = callbacksPerTurn
+        self.origin = scheduler.now
+        self.state = Mutex(State(wheel: TimingWheel()))
+    }
+
+    deinit {
+        // Pending callbacks go with the wheel; the armed wake-up would only find us gone.
+        self.state.withLock { $0.armedWork }?.cancel()
+    }
+
+    /// Runs `callback` on the scheduler once `delay` has passed (a delay of zero or less: at
+    /// the next tick).
+    ///
+    /// - Returns: A handle whose `cancel()` prevents the callback.
+    /// - Throws: `.stopped` after `stop()`; `.tooManyPending` when `maximumPending` timers wait.
+    /// - Complexity: O(1): a wheel insert under the lock, plus a scheduler call only when
+    ///   this timer is due before the armed wake-up. Allocates the handle.
+    @discardableResult
+    public func schedule(
+        after delay: Duration, _ callback: @escaping @Sendable () -> Void
+    ) throws(TimerServiceError) -> TimerHandle {
+        let now = self.scheduler.now
+        return try self.insert(callback, deadline: now.advanced(by: delay), now: now)
+    }
+
+    /// Runs `callback` on the scheduler at or after `deadline` (a past deadline: at the next tick).
+    ///
+    /// - Returns: A handle whose `cancel()` prevents the callback.
+    /// - Throws: `.stopped` after `stop()`; `.tooManyPending` when `maximumPending` timers wait.
+    /// - Complexity: O(1), as `schedule(after:_:)`.
+    @discardableResult
+    public func schedule(
+        at deadline: MonotonicInstant, _ callback: @escaping @Sendable () -> Void
+    ) throws(TimerServiceError) -> TimerHandle {
+        try self.insert(callback, deadline: deadline, now: self.scheduler.now)
+    }
+
+    /// Timers that have neither run nor been cancelled, including due ones waiting for a turn.
+    public var pendingCount: Int {
+        self.state.withLock { $0.pendingCount }
+    }
+
+    /// Whether `stop()` has been called.
+    public var isStopped: Bool {
+        self.state.withLock { $0.isStopped }
+    }
+
+    /// Stops the service: every timer that has not been handed to a scheduler turn is dropped
+    /// without running, the armed wake-up is cancelled, and later `schedule` calls throw
+    /// `.stopped`. Handles of dropped timers then answer `cancel()` with `false`.
+    ///
+    /// A turn already running on the scheduler finishes its batch (callbacks that were due and
+    /// taken before the call). Calling `stop()` again does nothing and returns 0.
+    ///
+    /// - Returns: How many timers were dropped.
+    /// - Complexity: O(pending).
+    @discardableResult
+    public func stop() -> Int {
+        let (removed, armed) = self.state.withLock { $0.stop() }
+        armed?.cancel()
+        return removed.count  // the callbacks are released here, outside the lock
+    }
+
+    // MARK: - Internals
+
+    private func insert(
+        _ callback: @escaping Callback, deadline: MonotonicInstant, now: MonotonicInstant
+    ) throws(TimerServiceError) -> TimerHandle {
+        let deadlineTick = self.tickAtOrAfter(deadline)
+        let nowTick = self.tickAtOrBefore(now)
+        let maximum = self.maximumPending
+        let (slot, action) = try self.state.withLock { state throws(TimerServiceError) in
+            try state.schedule(callback, deadlineTick: deadlineTick, nowTick: nowTick, maximumPending: maximum)
+        }
+        self.perform(action)
+        return TimerHandle(service: self, slot: slot, deadline: deadline)
+    }
+
+    func cancel(_ slot: TimingWheel<Callback>.Handle) -> Bool {
+        let removed = self.state.withLock { state in state.wheel.cancel(slot) }
+        return removed != nil  // the callback is released here, outside the lock
+    }
+
+    func isPending(_ slot: TimingWheel<Callback>.Handle) -> Bool {
+        self.state.withLock { $0.wheel.contains(slot) }
+    }
+
+    private func perform(_ action: ArmAction) {
+        guard case .arm(let tick, let generation, let replacing) = action else { return }
+        replacing?.cancel()
+        let work = self.scheduler.schedule(at: self.instant(ofTick: tick)) { [weak self] in
+            self?.wake(generation: generation)
+        }
+        if !self.state.withLock({ $0.store(work, generation: generation) }) {
+            work.cancel()  // superseded by an earlier slot, a stop, or it already ran
+        }
+    }
+
+    private func wake(generation: UInt64) {
+        let nowTick = self.tickAtOrBefore(self.scheduler.now)
+        let limit = self.callbacksPerTurn
+        guard let turn = self.state.withLock({ $0.wake(generation: generation, nowTick: nowTick, limit: limit) }) else {
+            return  // a stale wake-up: superseded or stopped
+        }
+        self.run(turn)
+    }
+
+    private func followUp() {
+        let limit = self.callbacksPerTurn
+        self.run(self.state.withLock { $0.followUp(limit: limit) })
+    }
+
+    private func run(_ turn: Turn) {
+        self.perform(turn.arm)
+        if turn.postFollowUp {
+            self.scheduler.execute { [weak self] in self?.followUp() }
+        }
+        for callback in turn.batch { callback() }
+    }
+
+    /// The first tick at or after `instant`: rounding deadlines up is what makes timers never early.
+    func tickAtOrAfter(_ instant: MonotonicInstant) -> UInt64 {
+        guard instant > self.origin else { return 0 }
+        let delta = instant.nanoseconds - self.origin.nanoseconds
+        let (quotient, remainder) = delta.quotientAndRemainder(dividingBy: self.tickNanoseconds)
+        return remainder == 0 ? quotient : quotient + 1
+    }
+
+    /// The last tick at or before `instant`: the wheel only advances over ticks that have begun.
+    func tickAtOrBefore(_ instant: MonotonicInstant) -> UInt64 {
+        guard instant > self.origin else { return 0 }
+        return (instant.nanoseconds - self.origin.nanoseconds) / self.tickNanoseconds
+    }
+
+    /// When `tick` begins, saturating at `distantFuture`.
+    func instant(ofTick tick: UInt64) -> MonotonicInstant {
+        let (offset, overflow) = tick.multipliedReportingOverflow(by: self.tickNanoseconds)
+        let (sum, overflow2) = self.origin.nanoseconds.addingReportingOverflow(offset)
+        return overflow || overflow2 ? .distantFuture : MonotonicInstant(nanoseconds: sum)
+    }
+}
