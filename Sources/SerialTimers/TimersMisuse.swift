@@ -53,6 +53,14 @@ enum TimersMisuse {
     }
 
     @inline(never)
+    static func invalidMaximumInFlight(_ value: Int) -> Never {
+        preconditionFailure("""
+            TimeoutManager(maximumInFlight: \(value)): the maximum must be at least 1. \
+            Pass Int.max for no limit.
+            """)
+    }
+
+    @inline(never)
     static func negativeTimeout(_ timeout: Duration) -> Never {
         preconditionFailure("""
             TimeoutManager: timeout \(timeout) is negative; pass zero or more \
