@@ -149,7 +149,7 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
     ) async throws(TimeoutManagerError) -> TimeoutOutcome<Value> {
         let result = await withCheckedContinuation {
             (continuation: CheckedContinuation<Result<TimeoutOutcome<Value>, TimeoutManagerError>, Never>) in
-            do {
+            do throws(TimeoutManagerError) {
                 try self.run(taskKey: taskKey, timeout: timeout, operation: operation) { outcome in
                     continuation.resume(returning: .success(outcome))
                 }

@@ -237,6 +237,7 @@ public struct TimingWheel<Element> {
 }
 
 extension TimingWheel: Sendable where Element: Sendable {}
+extension TimingWheel.Node: Sendable where Element: Sendable {}
 
 extension TimingWheel: CustomStringConvertible {
     public var description: String {
