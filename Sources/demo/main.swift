@@ -3,3 +3,4 @@ import SerialRuntime
 // `swift run demo` walks through the library, one scene per module.
 print("swift-serial-runtime demo\n")
 SerialQueueScene.run()
+TimersScene.run()
