@@ -24,11 +24,11 @@ public final class TimerHandle: Sendable {
     /// - Complexity: O(1): the timer is unlinked from the wheel at once, under the service's lock.
     @discardableResult
     public func cancel() -> Bool {
-        self.service.cancel(self.slot)
+        self.service.core.cancel(self.slot)
     }
 
     /// Whether the timer still waits in the wheel (neither due-and-taken, run, nor cancelled).
     public var isPending: Bool {
-        self.service.isPending(self.slot)
+        self.service.core.isPending(self.slot)
     }
 }

@@ -1,7 +1,12 @@
 import SerialCore
 
 extension TimerService {
-    typealias Callback = @Sendable () -> Void
+    /// A timer's callback, wrapped so the wheel stores the closure as it is: a bare closure
+    /// stored as a generic `Element` would be re-abstracted through a thunk, one more
+    /// allocation per timer.
+    struct Callback: Sendable {
+        let run: @Sendable () -> Void
+    }
 
     /// What to do about the one delayed wake-up, decided under the lock, done after it.
     enum ArmAction {
@@ -38,7 +43,7 @@ extension TimerService {
 
         /// Adds a timer; re-arms only when its slot comes before the armed wake-up.
         mutating func schedule(
-            _ callback: @escaping Callback, deadlineTick: UInt64, nowTick: UInt64, maximumPending: Int
+            _ callback: Callback, deadlineTick: UInt64, nowTick: UInt64, maximumPending: Int
         ) throws(TimerServiceError) -> (TimingWheel<Callback>.Handle, ArmAction) {
             if self.isStopped { throw .stopped }
             if self.pendingCount >= maximumPending { throw .tooManyPending(limit: maximumPending) }

@@ -41,10 +41,10 @@ public final class TimerService: Sendable {
     /// The most callbacks one scheduler turn runs.
     public let callbacksPerTurn: Int
 
-    let tickNanoseconds: UInt64
-    /// Tick 0: the scheduler's time when the service was created.
-    let origin: MonotonicInstant
-    let state: Mutex<State>
+    /// Holds the wheel. Closures given to the scheduler capture the core, never the service,
+    /// so releasing the service can stop it (and the service needs no weak references, which
+    /// would slow every retain of it down).
+    let core: Core
 
     /// Creates a service whose callbacks run on `scheduler`.
     ///
@@ -68,16 +68,15 @@ public final class TimerService: Sendable {
         if callbacksPerTurn < 1 { TimersMisuse.invalidCallbacksPerTurn(callbacksPerTurn) }
         self.scheduler = scheduler
         self.tick = tick
-        self.tickNanoseconds = UInt64(nanoseconds)
         self.maximumPending = maximumPending
         self.callbacksPerTurn = callbacksPerTurn
-        self.origin = scheduler.now
-        self.state = Mutex(State(wheel: TimingWheel()))
+        self.core = Core(
+            scheduler: scheduler, tickNanoseconds: UInt64(nanoseconds), maximumPending: maximumPending,
+            callbacksPerTurn: callbacksPerTurn)
     }
 
     deinit {
-        // Pending callbacks go with the wheel; the armed wake-up would only find us gone.
-        self.state.withLock { $0.armedWork }?.cancel()
+        self.core.stop()  // drops pending callbacks and cancels the armed wake-up
     }
 
     /// Runs `callback` on the scheduler once `delay` has passed (a delay of zero or less: at
@@ -92,7 +91,8 @@ public final class TimerService: Sendable {
         after delay: Duration, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
         let now = self.scheduler.now
-        return try self.insert(callback, deadline: now.advanced(by: delay), now: now)
+        let slot = try self.core.insert(Callback(run: callback), deadline: now.advanced(by: delay), now: now)
+        return TimerHandle(service: self, slot: slot, deadline: now.advanced(by: delay))
     }
 
     /// Runs `callback` on the scheduler at or after `deadline` (a past deadline: at the next tick).
@@ -104,17 +104,18 @@ public final class TimerService: Sendable {
     public func schedule(
         at deadline: MonotonicInstant, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
-        try self.insert(callback, deadline: deadline, now: self.scheduler.now)
+        let slot = try self.core.insert(Callback(run: callback), deadline: deadline, now: self.scheduler.now)
+        return TimerHandle(service: self, slot: slot, deadline: deadline)
     }
 
     /// Timers that have neither run nor been cancelled, including due ones waiting for a turn.
     public var pendingCount: Int {
-        self.state.withLock { $0.pendingCount }
+        self.core.state.withLock { $0.pendingCount }
     }
 
     /// Whether `stop()` has been called.
     public var isStopped: Bool {
-        self.state.withLock { $0.isStopped }
+        self.core.state.withLock { $0.isStopped }
     }
 
     /// Stops the service: every timer that has not been handed to a scheduler turn is dropped
@@ -128,86 +129,6 @@ public final class TimerService: Sendable {
     /// - Complexity: O(pending).
     @discardableResult
     public func stop() -> Int {
-        let (removed, armed) = self.state.withLock { $0.stop() }
-        armed?.cancel()
-        return removed.count  // the callbacks are released here, outside the lock
-    }
-
-    // MARK: - Internals
-
-    private func insert(
-        _ callback: @escaping Callback, deadline: MonotonicInstant, now: MonotonicInstant
-    ) throws(TimerServiceError) -> TimerHandle {
-        let deadlineTick = self.tickAtOrAfter(deadline)
-        let nowTick = self.tickAtOrBefore(now)
-        let maximum = self.maximumPending
-        let (slot, action) = try self.state.withLock { state throws(TimerServiceError) in
-            try state.schedule(callback, deadlineTick: deadlineTick, nowTick: nowTick, maximumPending: maximum)
-        }
-        self.perform(action)
-        return TimerHandle(service: self, slot: slot, deadline: deadline)
-    }
-
-    func cancel(_ slot: TimingWheel<Callback>.Handle) -> Bool {
-        let removed = self.state.withLock { state in state.wheel.cancel(slot) }
-        return removed != nil  // the callback is released here, outside the lock
-    }
-
-    func isPending(_ slot: TimingWheel<Callback>.Handle) -> Bool {
-        self.state.withLock { $0.wheel.contains(slot) }
-    }
-
-    private func perform(_ action: ArmAction) {
-        guard case .arm(let tick, let generation, let replacing) = action else { return }
-        replacing?.cancel()
-        let work = self.scheduler.schedule(at: self.instant(ofTick: tick)) { [weak self] in
-            self?.wake(generation: generation)
-        }
-        if !self.state.withLock({ $0.store(work, generation: generation) }) {
-            work.cancel()  // superseded by an earlier slot, a stop, or it already ran
-        }
-    }
-
-    private func wake(generation: UInt64) {
-        let nowTick = self.tickAtOrBefore(self.scheduler.now)
-        let limit = self.callbacksPerTurn
-        guard let turn = self.state.withLock({ $0.wake(generation: generation, nowTick: nowTick, limit: limit) }) else {
-            return  // a stale wake-up: superseded or stopped
-        }
-        self.run(turn)
-    }
-
-    private func followUp() {
-        let limit = self.callbacksPerTurn
-        self.run(self.state.withLock { $0.followUp(limit: limit) })
-    }
-
-    private func run(_ turn: Turn) {
-        self.perform(turn.arm)
-        if turn.postFollowUp {
-            self.scheduler.execute { [weak self] in self?.followUp() }
-        }
-        for callback in turn.batch { callback() }
-    }
-
-    /// The first tick at or after `instant`: rounding deadlines up is what makes timers never early.
-    func tickAtOrAfter(_ instant: MonotonicInstant) -> UInt64 {
-        guard instant > self.origin else { return 0 }
-        let delta = instant.nanoseconds - self.origin.nanoseconds
-        let (quotient, remainder) = delta.quotientAndRemainder(dividingBy: self.tickNanoseconds)
-        return remainder == 0 ? quotient : quotient + 1
-    }
-
-    /// The last tick at or before `instant`: the wheel only advances over ticks that have begun.
-    func tickAtOrBefore(_ instant: MonotonicInstant) -> UInt64 {
-        guard instant > self.origin else { return 0 }
-        return (instant.nanoseconds - self.origin.nanoseconds) / self.tickNanoseconds
-    }
-
-    /// When `tick` begins, saturating at `distantFuture`.
-    func instant(ofTick tick: UInt64) -> MonotonicInstant {
-        let (offset, overflow) = tick.multipliedReportingOverflow(by: self.tickNanoseconds)
-        let (sum, overflow2) = self.origin.nanoseconds.addingReportingOverflow(offset)
-        return overflow || overflow2 ? .distantFuture : MonotonicInstant(nanoseconds: sum)
+        self.core.stop()
     }
 }

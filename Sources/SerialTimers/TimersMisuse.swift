@@ -1,16 +1,17 @@
 /// Every programmer-error trap of SerialTimers, with the words crash tests match.
 ///
 /// A message names the object, the rule that was broken, and the way out.
+@usableFromInline
 enum TimersMisuse {
     @inline(never)
     static func negativeCapacity(_ capacity: Int) -> String {
         "TimingWheel(capacity: \(capacity)): capacity must be zero or more."
     }
 
-    @inline(never)
-    static func wheelFull() -> String {
+    @usableFromInline
+    static let wheelFull =
         "TimingWheel: more than \(Int32.max) elements waiting at once; cancel or expire some before inserting more."
-    }
+
 
     @inline(never)
     static func invalidTick(_ tick: Duration) -> Never {

@@ -10,6 +10,7 @@ extension TimingWheel {
     /// and typically only one when it is due.
     ///
     /// - Complexity: O(levels): one bitmap test per level, then a trailing-zero count.
+    @inlinable
     public var nextExpiry: WheelTick? {
         guard let (level, slot) = self.earliestOccupiedSlot() else { return nil }
         return WheelTick(WheelLevel.start(level: level, slot: slot, now: self.elapsed))
@@ -37,6 +38,7 @@ extension TimingWheel {
     /// - Complexity: O(expired + cascaded + levels × slots processed). Empty ticks cost
     ///   nothing: the walk jumps from one occupied slot to the next through the bitmaps.
     ///   Each entry cascades at most once per level on its way down.
+    @inlinable
     public mutating func advance(to tick: WheelTick) -> [Element] {
         var expired: [Element] = []
         self.advance(to: tick, into: &expired)
@@ -45,6 +47,7 @@ extension TimingWheel {
 
     /// `advance(to:)` appending the expired elements to `expired`, so a driver can reuse one
     /// buffer and not allocate per advance.
+    @inlinable
     public mutating func advance(to tick: WheelTick, into expired: inout [Element]) {
         let target = min(tick.rawValue, WheelTick.latest.rawValue)
         guard target > self.elapsed else { return }
@@ -75,7 +78,7 @@ extension TimingWheel {
     }
 
     /// The lowest set bit of the lowest non-empty level, which is the earliest slot.
-    @inline(__always)
+    @inlinable @inline(__always)
     func earliestOccupiedSlot() -> (level: Int, slot: Int)? {
         for level in 0..<WheelLevel.count {
             let bits = self.occupied[level]

@@ -18,16 +18,17 @@
 /// every occupied slot starts in the future, and every occupied slot of a lower level
 /// starts before every occupied slot of a higher one. That is why the next slot to process
 /// is simply the lowest set bit of the lowest non-empty level: no walking of empty ticks.
+@usableFromInline
 package enum WheelLevel {
     /// Bits of a tick per level: 64 slots, one `UInt64` occupancy bitmap.
-    package static let bits = 6
+    @usableFromInline package static let bits = 6
     /// Slots per level; a power of two so a slot is a shift and a mask.
-    package static let slotsPerLevel = 1 << bits
+    @usableFromInline package static let slotsPerLevel = 1 << bits
     /// Levels needed to cover all 64 bits of a tick (the top one uses 4 of its 6 bits).
-    package static let count = (UInt64.bitWidth + bits - 1) / bits
+    @usableFromInline package static let count = (UInt64.bitWidth + bits - 1) / bits
 
     /// The level for an entry due at `deadline` while the wheel stands at `now` (`deadline > now`).
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func level(for deadline: UInt64, now: UInt64) -> Int {
         // `| 63` keeps the result at level 0 when only the lowest digit differs (and avoids clz of 0).
         let highestDifferentBit = UInt64.bitWidth - 1 - ((now ^ deadline) | UInt64(slotsPerLevel - 1)).leadingZeroBitCount
@@ -35,13 +36,13 @@ package enum WheelLevel {
     }
 
     /// The slot of `deadline` on `level`: its digit number `level`.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func slot(for deadline: UInt64, level: Int) -> Int {
         Int(truncatingIfNeeded: (deadline >> UInt64(level * bits)) & UInt64(slotsPerLevel - 1))
     }
 
     /// The first tick covered by `slot` of `level`, while the wheel stands at `now`.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func start(level: Int, slot: Int, now: UInt64) -> UInt64 {
         let shift = (level + 1) * bits
         // Keep the digits above this level from `now`; the top level has none above it.

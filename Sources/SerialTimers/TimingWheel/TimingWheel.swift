@@ -40,19 +40,35 @@ public struct TimingWheel<Element> {
     public struct Handle: Hashable, Sendable {
         @usableFromInline let index: Int32
         @usableFromInline let generation: UInt64
+
+        @inlinable
+        init(index: Int32, generation: UInt64) {
+            self.index = index
+            self.generation = generation
+        }
     }
 
     @usableFromInline
     struct Node {
-        var element: Element?
-        var deadline: UInt64
+        @usableFromInline var element: Element?
+        @usableFromInline var deadline: UInt64
         /// Neighbours in the slot list, or in the free list (`next` only); -1 for none.
-        var previous: Int32
-        var next: Int32
+        @usableFromInline var previous: Int32
+        @usableFromInline var next: Int32
         /// Bumped each time the node is freed, so old handles stop matching.
-        var generation: UInt64
+        @usableFromInline var generation: UInt64
         /// `level * 64 + slot` while linked, -1 while free.
-        var slot: Int16
+        @usableFromInline var slot: Int16
+
+        @inlinable
+        init(element: Element?, deadline: UInt64, previous: Int32, next: Int32, generation: UInt64, slot: Int16) {
+            self.element = element
+            self.deadline = deadline
+            self.previous = previous
+            self.next = next
+            self.generation = generation
+            self.slot = slot
+        }
     }
 
     @usableFromInline var nodes: [Node] = []
@@ -78,12 +94,15 @@ public struct TimingWheel<Element> {
     }
 
     /// The tick the wheel stands at: everything due at or before it has been returned.
+    @inlinable
     public var currentTick: WheelTick { WheelTick(self.elapsed) }
 
     /// How many elements wait.
+    @inlinable
     public var count: Int { self.storedCount }
 
     /// Whether no element waits.
+    @inlinable
     public var isEmpty: Bool { self.storedCount == 0 }
 
     /// Adds `element`, due at `deadline` (a deadline at or before `currentTick` means
@@ -92,6 +111,7 @@ public struct TimingWheel<Element> {
     /// - Returns: A handle for `cancel(_:)`.
     /// - Complexity: O(1); amortized O(1) when the node storage has to grow.
     @discardableResult
+    @inlinable
     public mutating func insert(_ element: Element, at deadline: WheelTick) -> Handle {
         let due = max(deadline.rawValue, self.elapsed + 1)
         let index = self.allocateNode(element, deadline: due)
@@ -106,6 +126,7 @@ public struct TimingWheel<Element> {
     ///   cancelling twice, or after expiry, is safe).
     /// - Complexity: O(1): the node is unlinked from its slot list at once.
     @discardableResult
+    @inlinable
     public mutating func cancel(_ handle: Handle) -> Element? {
         guard self.isLinked(handle) else { return nil }
         let index = Int(handle.index)
@@ -117,6 +138,7 @@ public struct TimingWheel<Element> {
     /// Whether the element of `handle` still waits.
     ///
     /// - Complexity: O(1).
+    @inlinable
     public func contains(_ handle: Handle) -> Bool {
         self.isLinked(handle)
     }
@@ -125,6 +147,7 @@ public struct TimingWheel<Element> {
     /// `currentTick + 1`), or `nil` when it no longer waits.
     ///
     /// - Complexity: O(1).
+    @inlinable
     public func deadline(of handle: Handle) -> WheelTick? {
         self.isLinked(handle) ? WheelTick(self.nodes[Int(handle.index)].deadline) : nil
     }
@@ -159,7 +182,7 @@ public struct TimingWheel<Element> {
 
     // MARK: - Nodes and slot lists
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func isLinked(_ handle: Handle) -> Bool {
         let index = Int(handle.index)
         guard index >= 0, index < self.nodes.count else { return false }
@@ -167,7 +190,7 @@ public struct TimingWheel<Element> {
         return self.nodes[index].generation == handle.generation && self.nodes[index].slot >= 0
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func allocateNode(_ element: Element, deadline: UInt64) -> Int32 {
         if self.freeHead >= 0 {
             let index = self.freeHead
@@ -176,13 +199,13 @@ public struct TimingWheel<Element> {
             self.nodes[Int(index)].deadline = deadline
             return index
         }
-        precondition(self.nodes.count < Int(Int32.max), TimersMisuse.wheelFull())
+        precondition(self.nodes.count < Int(Int32.max), TimersMisuse.wheelFull)
         self.nodes.append(Node(element: element, deadline: deadline, previous: -1, next: -1, generation: 0, slot: -1))
         return Int32(self.nodes.count - 1)
     }
 
     /// Returns the node's element and puts the node on the free list (the caller unlinked it).
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func freeNode(_ index: Int) -> Element {
         let element = self.nodes[index].element.take()!
         self.nodes[index].generation &+= 1
@@ -194,7 +217,7 @@ public struct TimingWheel<Element> {
     }
 
     /// Appends the node to the tail of the slot its deadline belongs to at the current tick.
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func link(_ index: Int32) {
         let deadline = self.nodes[Int(index)].deadline
         assert(deadline > self.elapsed, "internal inconsistency: linking deadline \(deadline) at tick \(self.elapsed)")
@@ -214,7 +237,7 @@ public struct TimingWheel<Element> {
         self.tails[flat] = index
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func unlink(_ index: Int) {
         let flat = Int(self.nodes[index].slot)
         let previous = self.nodes[index].previous
