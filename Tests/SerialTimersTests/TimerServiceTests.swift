@@ -89,6 +89,22 @@ struct TimerServiceTests {
         #expect(scheduler.pendingCount == 1, "the later wake-up was cancelled, not left armed")
     }
 
+    @Test func schedulingTimersDueAfterTheArmedWakeUpMakesNoSchedulerCall() throws {
+        let scheduler = CountingScheduler()
+        let timers = TimerService(scheduler: scheduler)
+        try timers.schedule(after: .milliseconds(5)) {}
+        for index in 0..<1_000 {
+            try timers.schedule(after: .milliseconds(5 + Int64(index))) {}
+        }
+        #expect(scheduler.scheduleCalls == 1)
+        try timers.schedule(after: .milliseconds(2)) {}
+        #expect(scheduler.scheduleCalls == 2, "an earlier timer re-arms once")
+        // Firing re-arms once per occupied slot, not once per timer or per tick.
+        scheduler.base.advance(by: .seconds(2))
+        #expect(scheduler.scheduleCalls <= 2 + 1_001)
+        #expect(timers.pendingCount == 0)
+    }
+
     @Test func farTimersArmAFarWakeUpNotOnePerTickOrRotation() throws {
         let scheduler = VirtualScheduler()
         let timers = TimerService(scheduler: scheduler)
