@@ -38,6 +38,8 @@ extension TimerService {
         var armGeneration: UInt64 = 0
         var followUpPosted = false
         var isStopped = false
+        /// Delayed wake-ups that ran, stale ones included (observability for tests and benchmarks).
+        var wakeUps = 0
 
         var pendingCount: Int { self.wheel.count + self.backlog.count - self.backlogHead }
 
@@ -77,6 +79,7 @@ extension TimerService {
 
         /// The armed wake-up ran: expire what is due, re-arm for what is left, take a batch.
         mutating func wake(generation: UInt64, nowTick: UInt64, limit: Int) -> Turn? {
+            self.wakeUps += 1
             guard generation == self.armGeneration, self.armedTick != nil else { return nil }
             self.armedTick = nil
             self.armedWork = nil

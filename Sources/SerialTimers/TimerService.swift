@@ -113,6 +113,13 @@ public final class TimerService: Sendable {
         self.core.state.withLock { $0.pendingCount }
     }
 
+    /// How many delayed wake-ups of this service have run on the scheduler so far, including
+    /// ones that found nothing due (left armed for timers cancelled since). With only far
+    /// timers pending this stays still: a measure of idle wake-ups.
+    public var wakeUpCount: Int {
+        self.core.state.withLock { $0.wakeUps }
+    }
+
     /// Whether `stop()` has been called.
     public var isStopped: Bool {
         self.core.state.withLock { $0.isStopped }

@@ -116,6 +116,7 @@ struct TimerServiceTests {
         #expect(armed - start > .seconds(3_000), "the wake-up for hour-away timers is \(armed - start) away")
         // Ten virtual minutes pass with no wake-up at all.
         #expect(scheduler.advance(by: .seconds(600)) == 0)
+        #expect(timers.wakeUpCount == 0)
         #expect(timers.pendingCount == 10_000)
     }
 
@@ -126,6 +127,7 @@ struct TimerServiceTests {
         try timers.schedule(after: .seconds(86_400)) { fired.set() }
         let ran = scheduler.advance(by: .seconds(86_400))
         #expect(fired.isSet)
+        #expect(timers.wakeUpCount == ran)
         #expect(ran <= WheelLevel.count, "\(ran) wake-ups for one timer a day away")
     }
 
