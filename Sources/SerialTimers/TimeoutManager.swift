@@ -42,7 +42,7 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
     let timers: TimerService
     let workers: [any Scheduling]
     let nextWorker = Atomic<Int>(0)
-    let state = Mutex(State())
+    let state = Locked(State())
 
     /// Creates a manager whose blocking operations run on `workerCount` new `SerialQueue`s
     /// labelled `label-0`, `label-1`, …

@@ -11,7 +11,7 @@ extension TimerService {
         let callbacksPerTurn: Int
         /// Tick 0: the scheduler's time when the service was created.
         let origin: MonotonicInstant
-        let state: Mutex<State>
+        let state: Locked<State>
 
         init(scheduler: any Scheduling, tickNanoseconds: UInt64, maximumPending: Int, callbacksPerTurn: Int) {
             self.scheduler = scheduler
@@ -19,7 +19,7 @@ extension TimerService {
             self.maximumPending = maximumPending
             self.callbacksPerTurn = callbacksPerTurn
             self.origin = scheduler.now
-            self.state = Mutex(State(wheel: TimingWheel()))
+            self.state = Locked(State(wheel: TimingWheel()))
         }
 
         @discardableResult
