@@ -1,5 +1,4 @@
 import SerialCore
-import Synchronization
 
 extension TimerService {
     /// The working part of a `TimerService`: the locked state, the tick arithmetic, arming and

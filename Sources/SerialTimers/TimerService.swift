@@ -1,5 +1,4 @@
 import SerialCore
-import Synchronization
 
 /// Timers on one scheduler, kept in a `TimingWheel` and woken by a single delayed wake-up.
 ///
@@ -29,8 +28,13 @@ import Synchronization
 /// `callbacksPerTurn` per scheduler turn: the rest continue in a follow-up turn submitted
 /// with `execute`, so a burst of expiries cannot starve other work on the scheduler.
 ///
-/// **Lifetime.** A `TimerHandle` keeps its service alive. When the last reference to the
-/// service goes, its pending timers are dropped without running (as `stop()` would).
+/// **Lifetime.** A `TimerHandle` keeps its service alive (so does a callback that captures
+/// the service, until it runs). When the last reference to the service goes, its pending
+/// timers are dropped without running, as `stop()` would. Stop the service before shutting
+/// its `SerialQueue` down: arming a wake-up on a shut-down queue traps there.
+///
+/// - Complexity: `schedule` and `cancel` are O(1) whatever the number of pending timers:
+///   a wheel insert or unlink under the lock, and one allocation (the handle).
 public final class TimerService: Sendable {
     /// The scheduler callbacks run on.
     public let scheduler: any Scheduling
