@@ -1,5 +1,4 @@
 import SerialCore
-import Synchronization
 
 /// A scheduler whose clock moves only when a test moves it: the virtual-time twin of a
 /// `SerialQueue`, for testing time-based code without sleeping.
@@ -27,11 +26,11 @@ public final class VirtualScheduler: Scheduling {
         var ranCount = 0
     }
 
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
 
     /// Creates a scheduler whose clock reads `start`.
     public init(startingAt start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000)) {
-        self.state = Mutex(State(now: start))
+        self.state = LockedValue(State(now: start))
     }
 
     /// The virtual time. While a work runs, its deadline (or the time it was submitted at).

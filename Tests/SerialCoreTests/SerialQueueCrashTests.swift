@@ -1,4 +1,5 @@
 import SerialCore
+import SerialTestSupport
 import Testing
 
 /// Every trap of SerialQueue, run in a child process; each checks the message names the queue.
@@ -9,9 +10,8 @@ struct SerialQueueCrashTests {
             let queue = SerialQueue(label: "reentrant-async")
             queue.async { queue.sync {} }
             queue.shutdown()
-        }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("SerialQueue \"reentrant-async\": sync called from work already running on it"))
+        }.map {
+            #expect($0.standardErrorText.contains("SerialQueue \"reentrant-async\": sync called from work already running on it"))
         }
     }
 
@@ -19,10 +19,7 @@ struct SerialQueueCrashTests {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = SerialQueue(label: "reentrant-sync")
             queue.sync { queue.sync {} }
-        }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("\"reentrant-sync\" → \"reentrant-sync\""))
-        }
+        }.map { #expect($0.standardErrorText.contains("\"reentrant-sync\" → \"reentrant-sync\"")) }
     }
 
     @Test func syncChainBackToAQueueAlreadyHeldTraps() async {
@@ -30,10 +27,7 @@ struct SerialQueueCrashTests {
             let a = SerialQueue(label: "chain-a")
             let b = SerialQueue(label: "chain-b")
             a.sync { b.sync { a.sync {} } }
-        }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("\"chain-a\" → \"chain-b\" → \"chain-a\""))
-        }
+        }.map { #expect($0.standardErrorText.contains("\"chain-a\" → \"chain-b\" → \"chain-a\"")) }
     }
 
     @Test func resumeWithoutSuspendTraps() async {
@@ -42,9 +36,8 @@ struct SerialQueueCrashTests {
             queue.suspend()
             queue.resume()
             queue.resume()
-        }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("SerialQueue \"over-resume\": resume() called more often than suspend()"))
+        }.map {
+            #expect($0.standardErrorText.contains("SerialQueue \"over-resume\": resume() called more often than suspend()"))
         }
     }
 
@@ -53,10 +46,7 @@ struct SerialQueueCrashTests {
             let queue = SerialQueue(label: "closed-async")
             queue.shutdown()
             queue.async {}
-        }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("SerialQueue \"closed-async\": async after shutdown"))
-        }
+        }.map { #expect($0.standardErrorText.contains("SerialQueue \"closed-async\": async after shutdown")) }
     }
 
     @Test func syncAfterShutdownTraps() async {
@@ -64,10 +54,7 @@ struct SerialQueueCrashTests {
             let queue = SerialQueue(label: "closed-sync")
             queue.shutdown()
             queue.sync {}
-        }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("SerialQueue \"closed-sync\": sync after shutdown"))
-        }
+        }.map { #expect($0.standardErrorText.contains("SerialQueue \"closed-sync\": sync after shutdown")) }
     }
 
     @Test func delayedWorkAfterShutdownTraps() async {
@@ -75,10 +62,7 @@ struct SerialQueueCrashTests {
             let queue = SerialQueue(label: "closed-later")
             queue.shutdown(.cancelPending)
             queue.asyncAfter(delay: .seconds(1)) {}
-        }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("SerialQueue \"closed-later\": asyncAfter after shutdown"))
-        }
+        }.map { #expect($0.standardErrorText.contains("SerialQueue \"closed-later\": asyncAfter after shutdown")) }
     }
 
     @Test func releasingASuspendedQueueTraps() async {
@@ -87,9 +71,8 @@ struct SerialQueueCrashTests {
             queue!.suspend()
             queue = nil
             _ = queue
-        }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("SerialQueue \"suspended-drop\": last reference released while suspended"))
+        }.map {
+            #expect($0.standardErrorText.contains("SerialQueue \"suspended-drop\": last reference released while suspended"))
         }
     }
 
@@ -97,9 +80,6 @@ struct SerialQueueCrashTests {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = SerialQueue(label: "not-here")
             queue.checkIsolated()
-        }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("SerialQueue \"not-here\": checkIsolated failed"))
-        }
+        }.map { #expect($0.standardErrorText.contains("SerialQueue \"not-here\": checkIsolated failed")) }
     }
 }

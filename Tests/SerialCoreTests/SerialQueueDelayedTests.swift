@@ -1,6 +1,5 @@
 import SerialCore
 import SerialTestSupport
-import Synchronization
 import Testing
 
 /// Real-time checks of `asyncAfter` with lenient bounds: never early; late only by scheduling noise.
@@ -9,7 +8,7 @@ import Testing
 struct SerialQueueDelayedTests {
     @Test func delayedWorkNeverRunsBeforeItsDeadline() {
         let queue = SerialQueue(label: "delayed")
-        let lateness = Mutex<[Int64]>([])
+        let lateness = LockedValue<[Int64]>([])
         let done = TestSemaphore()
         for index in 0..<20 {
             let delay = Duration.milliseconds(index % 5 * 3 + 1)
@@ -27,7 +26,7 @@ struct SerialQueueDelayedTests {
 
     @Test func delayedWorkRunsInDeadlineOrder() {
         let queue = SerialQueue(label: "delayed-order")
-        let log = Mutex<[Int]>([])
+        let log = LockedValue<[Int]>([])
         let done = TestSemaphore()
         let base = MonotonicInstant.now().advanced(by: .milliseconds(20))
         for index in [5, 1, 4, 2, 3, 0] {

@@ -1,13 +1,12 @@
 import SerialCore
 import SerialTestSupport
-import Synchronization
 import Testing
 
 @Suite("SerialQueue ordering")
 struct SerialQueueOrderingTests {
     @Test func asyncWorkRunsInSubmissionOrderOnTheWorker() {
         let queue = SerialQueue(label: "order")
-        let log = Mutex<[Int]>([])
+        let log = LockedValue<[Int]>([])
         let done = TestSemaphore()
         for value in 0..<1_000 {
             queue.async { log.withLock { $0.append(value) } }
@@ -19,7 +18,7 @@ struct SerialQueueOrderingTests {
 
     @Test func syncRunsOnCallersThreadAfterEarlierAsyncWork() {
         let queue = SerialQueue(label: "sync-after")
-        let log = Mutex<[String]>([])
+        let log = LockedValue<[String]>([])
         let gate = TestSemaphore()
         queue.async {
             _ = gate.wait()
@@ -37,7 +36,7 @@ struct SerialQueueOrderingTests {
 
     @Test func asyncSubmittedAfterSyncRunsAfterIt() {
         let queue = SerialQueue(label: "after-sync")
-        let log = Mutex<[String]>([])
+        let log = LockedValue<[String]>([])
         let done = TestSemaphore()
         queue.sync {
             queue.async { log.withLock { $0.append("async") }; done.signal() }

@@ -1,6 +1,5 @@
 import SerialCore
 import SerialTestSupport
-import Synchronization
 import Testing
 
 private struct Failure: Error, Equatable {}
@@ -37,7 +36,7 @@ struct SerialQueueSyncTests {
         #expect(!queue.isCurrent)
         #expect(queue.sync { queue.isCurrent && !other.isCurrent })
         #expect(queue.sync { other.sync { queue.isCurrent && other.isCurrent } })
-        let seen = Mutex<Bool?>(nil)
+        let seen = LockedValue<Bool?>(nil)
         let done = TestSemaphore()
         queue.async {
             seen.withLock { $0 = queue.isCurrent }
@@ -52,7 +51,7 @@ struct SerialQueueSyncTests {
         let queue = SerialQueue(label: "sync-busy")
         let gate = TestSemaphore()
         let started = TestSemaphore()
-        let log = Mutex<[String]>([])
+        let log = LockedValue<[String]>([])
         queue.async {
             started.signal()
             _ = gate.wait()
@@ -75,6 +74,19 @@ struct SerialQueueSyncTests {
         #expect(log.withLock { $0 } == ["first", "second", "sync", "after"])
     }
 
+    @Test func asyncSubmittedInsideASyncBodyRunsWithNoFurtherSubmission() {
+        let queue = SerialQueue(label: "sync-wakeup")
+        let ran = TestSemaphore()
+        queue.async { ran.signal() }
+        #expect(ran.wait(), "the worker never started")
+        // The worker sleeps; the sync body takes the idle queue, and the async work it submits
+        // cannot wake the worker (the queue is owned). Leaving the body must wake it.
+        for round in 0..<100 {
+            queue.sync { queue.async { ran.signal() } }
+            #expect(ran.wait(timeout: .seconds(5)), "round \(round): wake-up lost after a sync body")
+        }
+    }
+
     @Test func nestedSyncAcrossDifferentQueuesWorks() {
         let a = SerialQueue(label: "nest-a")
         let b = SerialQueue(label: "nest-b")
@@ -85,7 +97,7 @@ struct SerialQueueSyncTests {
     @Test func syncFromAnotherQueuesWorkWaitsItsTurn() {
         let a = SerialQueue(label: "cross-a")
         let b = SerialQueue(label: "cross-b")
-        let log = Mutex<[Int]>([])
+        let log = LockedValue<[Int]>([])
         let done = TestSemaphore()
         b.async { log.withLock { $0.append(1) } }
         a.async {

@@ -13,12 +13,12 @@ final class CurrentQueueStack {
 
     /// Unretained: a queue is on the stack only while its core is kept alive by the code
     /// running it (the worker, or the `sync` caller).
-    private var held: [Unmanaged<QueueCore>] = []
+    @exclusivity(unchecked) private var held: [Unmanaged<QueueCore>] = []  // this thread only
 
     /// Signalled by a worker that hands this thread its turn. Waited on under that queue's mutex.
     let turnGranted = PthreadCondition()
     /// Set (under the granting queue's mutex) when the worker hands this thread the queue.
-    var isTurnGranted = false
+    @exclusivity(unchecked) var isTurnGranted = false
 
     private init() {
         self.held.reserveCapacity(8)

@@ -13,7 +13,8 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     let workAvailable = PthreadCondition()
     /// Broadcast once when the worker leaves its loop, for `shutdown` callers.
     let workerExited = PthreadCondition()
-    var state = QueueState()
+    // Guarded by `mutex`; runtime exclusivity checks on this hot path cost more than the lock.
+    @exclusivity(unchecked) var state = QueueState()
     /// Set by `suspend` and `shutdown(.cancelPending)` so the worker stops a batch midway;
     /// read without the lock once per item (a relaxed load), re-checked under the lock.
     let interrupted = Atomic<Bool>(false)

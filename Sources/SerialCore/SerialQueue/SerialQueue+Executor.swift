@@ -1,5 +1,10 @@
-// Swift-concurrency faces of SerialQueue. The executor identity is the queue's core, which the
-// worker retains, so a job enqueued through the runtime never outlives what runs it.
+// Swift-concurrency faces of SerialQueue.
+//
+// As a serial executor (actors) the identity is the queue's core, which the worker retains, so
+// an actor job never refers to anything the worker could outlive. As a task executor the
+// identity must be the SerialQueue itself: `Task(executorPreference:)` retains the executor it
+// is given and later releases the identity `asUnownedTaskExecutor()` returns, so a different
+// object there would leak the queue and over-release the core.
 
 extension QueueCore: SerialExecutor, TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
@@ -36,9 +41,10 @@ extension SerialQueue: SerialExecutor, TaskExecutor {
         self.core.asUnownedSerialExecutor()
     }
 
-    /// The task executor for `Task(executorPreference:)` and `withTaskExecutorPreference`.
+    /// The task executor for `Task(executorPreference:)` and `withTaskExecutorPreference`: the
+    /// queue itself (a task that prefers it keeps it alive).
     public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
-        self.core.asUnownedTaskExecutor()
+        UnownedTaskExecutor(ordinary: self)
     }
 
     /// Passes inside async work and inside `sync` bodies alike; traps elsewhere, naming the queue.

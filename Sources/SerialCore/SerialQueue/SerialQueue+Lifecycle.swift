@@ -14,6 +14,11 @@ public struct ShutdownReport: Sendable, Hashable {
     public var cancelledWork: Int
     /// Delayed work cancelled before it ran.
     public var cancelledDelayedWork: Int
+
+    public init(cancelledWork: Int, cancelledDelayedWork: Int) {
+        self.cancelledWork = cancelledWork
+        self.cancelledDelayedWork = cancelledDelayedWork
+    }
 }
 
 extension SerialQueue {
@@ -23,9 +28,11 @@ extension SerialQueue {
     /// exit — unless it is made from this queue's own work, where waiting would deadlock: the
     /// worker then exits after the current work, and the release joins it.
     ///
-    /// Ends any suspension. Calling it again returns an empty report.
+    /// Ends any suspension. Calling it again only waits for the worker (same rule) and returns
+    /// the totals.
     ///
-    /// - Returns: What was dropped (when called from the queue's own work, what was dropped so far).
+    /// - Returns: What was dropped. Called from the queue's own work, it counts what was dropped
+    ///   so far: the rest of the worker's current batch is dropped after the call returns.
     @discardableResult
     public func shutdown(_ mode: ShutdownMode = .drain) -> ShutdownReport {
         let core = self.core
@@ -33,7 +40,7 @@ extension SerialQueue {
         guard core.state.isAccepting else {
             core.mutex.unlock()
             self.waitForWorkerExit()
-            return ShutdownReport(cancelledWork: 0, cancelledDelayedWork: 0)
+            return self.shutdownReport()
         }
         core.state.lifecycle = .shutDown(mode)
         let cancelledDelayed = core.state.cancelAllDelayedWork()
@@ -49,8 +56,13 @@ extension SerialQueue {
         _ = consume dropped
         self.waitForWorkerExit()
         // Read after the worker exited: it may have dropped the rest of a batch it was running.
-        return core.mutex.withLock {
-            ShutdownReport(cancelledWork: core.state.cancelledWork, cancelledDelayedWork: core.state.cancelledDelayedWork)
+        return self.shutdownReport()
+    }
+
+    private func shutdownReport() -> ShutdownReport {
+        self.core.mutex.withLock {
+            ShutdownReport(
+                cancelledWork: self.core.state.cancelledWork, cancelledDelayedWork: self.core.state.cancelledDelayedWork)
         }
     }
 

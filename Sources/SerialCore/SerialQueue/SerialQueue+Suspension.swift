@@ -22,8 +22,7 @@ extension SerialQueue {
             self.core.mutex.unlock()
             Misuse.overResume(label: self.label)
         }
-        self.core.state.suspendCount -= 1
-        let action = self.core.state.wakeWorkerIfNeeded()
+        let action = self.core.state.resume()
         self.core.mutex.unlock()
         if action == .wakeWorker { self.core.workAvailable.signal() }
     }

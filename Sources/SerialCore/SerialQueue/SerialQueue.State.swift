@@ -89,8 +89,20 @@ struct QueueState {
         return .wakeWorker
     }
 
+    /// Ends one suspension. A worker asleep while suspended waits without a deadline, so it
+    /// must also be woken when only delayed work is pending, to re-arm its timed wait.
+    mutating func resume() -> WakeAction {
+        self.suspendCount -= 1
+        guard !self.isSuspended, !self.delayed.isEmpty, self.phase == .sleeping, !self.wakePending else {
+            return self.wakeWorkerIfNeeded()
+        }
+        self.wakePending = true
+        return .wakeWorker
+    }
+
     mutating func submit(_ work: QueueWork) -> WakeAction {
         self.fifo.append(work)
+        defer { self.checkInvariants() }
         return self.wakeWorkerIfNeeded()
     }
 
@@ -144,6 +156,7 @@ struct QueueState {
             return .wakeWorker
         }
         self.owner = .none
+        defer { self.checkInvariants() }
         return self.wakeWorkerIfNeeded()
     }
 
@@ -154,6 +167,7 @@ struct QueueState {
         while batch.count < limit, let work = self.fifo.popFirst() {
             batch.append(work)
         }
+        self.checkInvariants()
         return true
     }
 
@@ -183,5 +197,25 @@ struct QueueState {
             self.cancelledDelayedWork += 1
         }
         return removed
+    }
+}
+
+extension QueueState {
+    /// The O(1) invariants, checked after the decisions that change them (debug builds).
+    func checkInvariants() {
+        assert(!self.wakePending || self.phase == .sleeping, "internal inconsistency: wake pending while \(self)")
+        assert(
+            self.phase != .awaitingSyncReturn || self.owner != .none,
+            "internal inconsistency: worker awaits a sync return but nobody owns the queue: \(self)")
+        assert(self.phase != .exited || (self.fifo.isEmpty && !self.isAccepting), "internal inconsistency: \(self)")
+        assert(self.suspendCount >= 0, "internal inconsistency: negative suspend count: \(self)")
+    }
+}
+
+extension QueueState: CustomStringConvertible {
+    var description: String {
+        "QueueState(owner: \(self.owner), phase: \(self.phase), wakePending: \(self.wakePending), "
+            + "fifo: \(self.fifo.count), delayed: \(self.delayed.count), suspendCount: \(self.suspendCount), "
+            + "lifecycle: \(self.lifecycle))"
     }
 }

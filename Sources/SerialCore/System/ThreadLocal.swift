@@ -5,16 +5,18 @@ import Glibc
 ///
 /// The key lives for the whole process: instances are meant to be `static let`s.
 final class ThreadLocal<Value: AnyObject>: @unchecked Sendable {  // the key is immutable after init
-    private var key = pthread_key_t()
+    private let key: pthread_key_t
     private let make: () -> Value
 
     init(make: @escaping () -> Value) {
         self.make = make
+        var key = pthread_key_t()
         checkPthread(
-            pthread_key_create(&self.key) { pointer in
+            pthread_key_create(&key) { pointer in
                 guard let pointer else { return }
                 Unmanaged<AnyObject>.fromOpaque(pointer).release()
             }, "pthread_key_create")
+        self.key = key
     }
 
     /// This thread's value; the first call on a thread creates it (one allocation per thread).

@@ -1,1 +1,0 @@
-// SerialPolling: built by its own issue; this file keeps the target compiling until then.

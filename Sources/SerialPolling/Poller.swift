@@ -1,0 +1,322 @@
+import SerialCore
+
+/// Queries a long-running job until it is done: never two queries in flight, no stale
+/// response applied, no idle gap, backoff after errors, timeouts, and exactly one outcome.
+///
+/// ```swift
+/// let queue = SerialQueue(label: "poll")
+/// let poller = Poller<JobStatus>(
+///     policy: PollPolicy(interval: .milliseconds(500), attemptTimeout: .seconds(2), deadline: .seconds(60)),
+///     scheduler: queue,
+///     isDone: { $0.percent == 100 }
+/// ) { attempt, reply in
+///     client.fetchStatus(jobID) { result in reply(result) }   // any thread, any time
+/// }
+/// for try await status in poller.updates { print("\(status.percent)%") }
+/// ```
+///
+/// **Cadence.** The first query starts at `start` (or one interval later, see
+/// `PollPolicy.startsImmediately`). Each next query starts at
+/// `max(previous start + interval, previous response)`: the interval is kept while responses
+/// are quick, and a slow response is followed at once by the next query, with no idle gap.
+/// ("Start" is when the query really started: a timer's wake-up latency delays later queries
+/// too, so starts are never closer than `interval` — the cadence may drift by that latency,
+/// but a server is never asked twice within one interval.)
+/// After an error the next start is also at least `response + delay`, the delay being
+/// exponential backoff with full jitter between `backoff.minimumDelay` and
+/// `backoff.maximumDelay`, or the error's `PollRetryHint.retryAfter` clamped to those bounds.
+/// A success resets the error count; `maximumConsecutiveErrors` errors in a row end the poll
+/// with `failed(lastError)`.
+///
+/// **Attempts.** Never two queries in flight: a query starts only after its predecessor was
+/// answered or abandoned (attempt timeout, deadline, cancel). Each attempt carries a sequence
+/// number and its session's epoch; a response for any attempt but the one in flight (late,
+/// duplicated, from a timed-out, superseded or cancelled attempt, or from an earlier session)
+/// is dropped. Only the first call of an attempt's completion counts. An async query's task is
+/// cancelled when its attempt is abandoned.
+///
+/// **Timeouts.** An attempt times out after `attemptTimeout`, clamped so it never runs past
+/// the overall `deadline`; a query that would start at or after the deadline is not started
+/// and the poll ends with `timedOut` at once.
+///
+/// **Updates.** A successful response is reported when it differs from the last reported
+/// value (`isSame`, or `==`) and its `progress`, if measured, does not go back. A done value
+/// is reported too (when it changed), just before `completed`.
+///
+/// **Threads.** The query is invoked on `scheduler`; its completion may be called on any
+/// thread. Update and outcome callbacks run on `scheduler`, one at a time, in the order they
+/// were decided; a session's outcome is its last callback. Timers (next query, attempt
+/// timeout) are the scheduler's `schedule(at:)` work; at most one is armed at a time, and it
+/// is cancelled as soon as it is no longer needed. `isDone`, `isSame` and `progress` run
+/// outside the poller's lock, on the thread that delivered the response.
+///
+/// **Lifetime.** A running session keeps the poller alive (its timer and its query's
+/// completion refer to it) until its outcome; `cancel()` ends it early. The scheduler must
+/// accept work until the outcome is delivered: shutting a `SerialQueue` down under a running
+/// poller traps in the queue, so cancel the poll (and let its outcome through) first.
+///
+/// - Invariant: each session (each `start`) ends with exactly one `PollOutcome`, delivered
+///   once, after all of its updates — whatever the race between responses, timers and `cancel`.
+public final class Poller<Value: Sendable>: Sendable {
+    /// A query in completion form: start the request for `attempt`, then call `reply` once
+    /// with its result, from any thread. Later calls, and calls for abandoned attempts, are ignored.
+    public typealias CompletionQuery =
+        @Sendable (_ attempt: PollAttempt, _ reply: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Void
+    /// A query in async form, run in a new task per attempt; the task is cancelled when the
+    /// attempt is abandoned (timeout, deadline, cancel), and whatever it returns then is ignored.
+    public typealias AsyncQuery = @Sendable () async throws -> Value
+
+    enum Query {
+        case completion(CompletionQuery)
+        case async(AsyncQuery)
+    }
+
+    /// The pacing this poller was created with.
+    public let policy: PollPolicy
+    /// Where queries are started, timers run and callbacks are delivered.
+    public let scheduler: any Scheduling
+
+    let query: Query
+    let isDone: @Sendable (Value) -> Bool
+    let isSame: @Sendable (Value, Value) -> Bool
+    let progress: (@Sendable (Value) -> Double)?
+    let state: LockedValue<State>
+
+    init(
+        policy: PollPolicy,
+        scheduler: any Scheduling,
+        random: any RandomNumberGenerator & Sendable,
+        isDone: @escaping @Sendable (Value) -> Bool,
+        isSame: @escaping @Sendable (Value, Value) -> Bool,
+        progress: (@Sendable (Value) -> Double)?,
+        query: Query
+    ) {
+        policy.validate()
+        self.policy = policy
+        self.scheduler = scheduler
+        self.query = query
+        self.isDone = isDone
+        self.isSame = isSame
+        self.progress = progress
+        self.state = LockedValue(State(policy: policy, random: random))
+    }
+
+    /// Creates a poller for a completion-based query.
+    ///
+    /// - Parameters:
+    ///   - policy: the cadence, backoff and timeouts; traps if it cannot work (see `PollPolicy`).
+    ///   - scheduler: a `SerialQueue` in production, a `VirtualScheduler` in tests.
+    ///   - random: the source of backoff jitter (inject a seeded one for repeatable tests).
+    ///   - isDone: whether a value means the job is finished.
+    ///   - isSame: whether two values are the same update (the second is then not reported).
+    ///   - progress: an optional measure that should only grow; a response whose measure is
+    ///     below the last reported one is not reported (it still counts as a success).
+    ///   - query: starts one request and replies once; see `CompletionQuery`.
+    public convenience init(
+        policy: PollPolicy,
+        scheduler: any Scheduling,
+        random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        isDone: @escaping @Sendable (Value) -> Bool,
+        isSame: @escaping @Sendable (Value, Value) -> Bool,
+        progress: (@Sendable (Value) -> Double)? = nil,
+        query: @escaping CompletionQuery
+    ) {
+        self.init(
+            policy: policy, scheduler: scheduler, random: random, isDone: isDone, isSame: isSame,
+            progress: progress, query: .completion(query))
+    }
+
+    /// Creates a poller for an async query; see the completion-based initializer for the
+    /// parameters, and `AsyncQuery` for how its task is run and cancelled.
+    public convenience init(
+        policy: PollPolicy,
+        scheduler: any Scheduling,
+        random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        isDone: @escaping @Sendable (Value) -> Bool,
+        isSame: @escaping @Sendable (Value, Value) -> Bool,
+        progress: (@Sendable (Value) -> Double)? = nil,
+        query: @escaping AsyncQuery
+    ) {
+        self.init(
+            policy: policy, scheduler: scheduler, random: random, isDone: isDone, isSame: isSame,
+            progress: progress, query: .async(query))
+    }
+
+    // MARK: Control
+
+    /// Starts a poll session: the first query starts on `scheduler` at once (or one interval
+    /// later), then queries follow the policy until the session's one outcome.
+    ///
+    /// `onUpdate` and `onOutcome` run on `scheduler`, one at a time, in order; `onOutcome`
+    /// runs exactly once, after the session's last update. A poller may be started again
+    /// after its outcome was decided (even from `onOutcome`); the new session has a new epoch,
+    /// fresh change detection and error count, and ignores every response of the old one.
+    ///
+    /// - Returns: the session's number (its epoch), as in `PollAttempt.session`.
+    /// - Complexity: O(1); the query itself is not run on the caller's thread.
+    /// - Precondition: No session is running (`isRunning` is `false`); that traps.
+    @discardableResult
+    public func start(
+        onUpdate: @escaping @Sendable (Value) -> Void = { _ in },
+        onOutcome: @escaping @Sendable (PollOutcome<Value>) -> Void = { _ in }
+    ) -> UInt64 {
+        let now = self.scheduler.now
+        let handlers = Handlers(onUpdate: onUpdate, onOutcome: onOutcome)
+        let (session, effects) = self.state.withLock { state in
+            let effects = state.start(now: now, handlers: handlers)
+            return (state.epoch, effects)
+        }
+        self.perform(effects)
+        return session
+    }
+
+    /// Ends the running session with `cancelled`, unless its outcome was already decided.
+    ///
+    /// Whatever races it (a response arriving, a timer firing on another thread), the session
+    /// still has exactly one outcome: `true` means it is `cancelled`; `false` means another
+    /// outcome won, or nothing was running. The in-flight query's response, if any, is
+    /// ignored; an async query's task is cancelled; the armed timer is cancelled.
+    ///
+    /// - Complexity: O(1). Safe from any thread, including from callbacks.
+    @discardableResult
+    public func cancel() -> Bool {
+        self.cancel(session: nil)
+    }
+
+    /// `cancel()`, limited to session `session` (so a stale canceller cannot end a newer session).
+    @discardableResult
+    func cancel(session: UInt64?) -> Bool {
+        let (cancelled, effects) = self.state.withLock { $0.cancel(session: session) }
+        self.perform(effects)
+        return cancelled
+    }
+
+    /// Whether a session is running (started, outcome not yet decided).
+    public var isRunning: Bool { self.state.withLock { $0.isRunning } }
+
+    /// The latest session's outcome once decided (it may not have been delivered yet), or
+    /// `nil` while running or before the first `start`.
+    public var outcome: PollOutcome<Value>? { self.state.withLock { $0.outcome } }
+
+    // MARK: Events
+
+    private func nextQueryFired(_ ticket: Ticket) {
+        let now = self.scheduler.now
+        self.perform(self.state.withLock { $0.nextQueryFired(ticket, now: now) })
+    }
+
+    private func attemptTimeoutFired(_ ticket: Ticket) {
+        let now = self.scheduler.now
+        self.perform(self.state.withLock { $0.attemptTimeoutFired(ticket, now: now) })
+    }
+
+    /// Takes a response for `ticket` from any thread. The user's `isDone`, `isSame` and
+    /// `progress` run here, between two short critical sections.
+    private func receive(_ result: Result<Value, any Error>, for ticket: Ticket) {
+        let now = self.scheduler.now
+        guard let context = self.state.withLock({ $0.responseContext(for: ticket) }) else { return }
+        let digest: Digest
+        switch result {
+        case .success(let value):
+            let isChanged = context.lastReported.map { !self.isSame($0, value) } ?? true
+            digest = .success(value, isDone: self.isDone(value), isChanged: isChanged, progress: self.progress?(value))
+        case .failure(let error):
+            digest = .failure(error, hint: (error as? any PollRetryHint)?.retryAfter)
+        }
+        self.perform(self.state.withLock { $0.receive(digest, for: ticket, now: now) })
+    }
+
+    // MARK: Effects
+
+    private func perform(_ effects: Effects) {
+        effects.cancelTimer?.cancel()
+        effects.cancelTask?.cancel()
+        if let arm = effects.arm {
+            let ticket = arm.ticket
+            let handle: DelayedWork
+            switch arm.kind {
+            case .nextQuery:
+                handle = self.scheduler.schedule(at: arm.at) { self.nextQueryFired(ticket) }
+            case .attemptTimeout:
+                handle = self.scheduler.schedule(at: arm.at) { self.attemptTimeoutFired(ticket) }
+            }
+            if !self.state.withLock({ $0.attach(timer: handle, kind: arm.kind, to: ticket) }) {
+                handle.cancel()
+            }
+        }
+        if effects.scheduleDrain {
+            self.scheduler.execute { self.drainDeliveries() }
+        }
+        if let start = effects.startQuery {
+            self.runQuery(start.attempt, ticket: start.ticket)
+        }
+    }
+
+    private func runQuery(_ attempt: PollAttempt, ticket: Ticket) {
+        switch self.query {
+        case .completion(let query):
+            query(attempt) { result in self.receive(result, for: ticket) }
+        case .async(let query):
+            let task = Task {
+                let result: Result<Value, any Error>
+                do {
+                    result = .success(try await query())
+                } catch {
+                    result = .failure(error)
+                }
+                self.receive(result, for: ticket)
+            }
+            if !self.state.withLock({ $0.attach(task: task, to: ticket) }) {
+                task.cancel()
+            }
+        }
+    }
+
+    /// Delivers decided events on the scheduler, in order, outside the lock.
+    private func drainDeliveries() {
+        while true {
+            let batch = self.state.withLock { $0.takeDeliveries() }
+            if batch.isEmpty { return }
+            for delivery in batch {
+                switch delivery {
+                case .update(let value, let handlers): handlers.onUpdate(value)
+                case .outcome(let outcome, let handlers): handlers.onOutcome(outcome)
+                }
+            }
+        }
+    }
+}
+
+extension Poller where Value: Equatable {
+    /// Creates a poller for a completion-based query whose values are compared with `==`.
+    ///
+    /// See the general initializer for the parameters.
+    public convenience init(
+        policy: PollPolicy,
+        scheduler: any Scheduling,
+        random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        isDone: @escaping @Sendable (Value) -> Bool,
+        progress: (@Sendable (Value) -> Double)? = nil,
+        query: @escaping CompletionQuery
+    ) {
+        self.init(
+            policy: policy, scheduler: scheduler, random: random, isDone: isDone, isSame: { $0 == $1 },
+            progress: progress, query: .completion(query))
+    }
+
+    /// Creates a poller for an async query whose values are compared with `==`.
+    ///
+    /// See the general initializer for the parameters.
+    public convenience init(
+        policy: PollPolicy,
+        scheduler: any Scheduling,
+        random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        isDone: @escaping @Sendable (Value) -> Bool,
+        progress: (@Sendable (Value) -> Double)? = nil,
+        query: @escaping AsyncQuery
+    ) {
+        self.init(
+            policy: policy, scheduler: scheduler, random: random, isDone: isDone, isSame: { $0 == $1 },
+            progress: progress, query: .async(query))
+    }
+}

@@ -1,0 +1,56 @@
+import SerialCore
+extension RequestQueue {
+    /// Submits `request` and suspends until it ends; returns its result. Cancelling the calling
+    /// task cancels the request (it then ends with `RequestError.cancelled`, unless it had
+    /// already ended).
+    ///
+    /// Same ordering, limits and exactly-once guarantee as `submit`; the result is handed over
+    /// from the scheduler, so the scheduler must keep running for this call to return.
+    public func response(
+        for request: Request,
+        priority: RequestPriority = .default,
+        kind: RequestKind? = nil,
+        timeout: Duration? = nil
+    ) async -> RequestResult<Response> {
+        let slot = CancellationSlot()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<RequestResult<Response>, Never>) in
+                let handle = self.submit(request, priority: priority, kind: kind, timeout: timeout) { result in
+                    continuation.resume(returning: result)
+                }
+                slot.attach(handle)
+            }
+        } onCancel: {
+            slot.cancel()
+        }
+    }
+}
+
+/// Meets a task's cancellation and the handle of its request, in either order.
+private final class CancellationSlot: Sendable {
+    private enum Phase {
+        case empty
+        case attached(RequestHandle)
+        case cancelled
+    }
+
+    private let phase = LockedValue(Phase.empty)
+
+    func attach(_ handle: RequestHandle) {
+        let cancelNow = self.phase.withLock { phase in
+            if case .cancelled = phase { return true }
+            phase = .attached(handle)
+            return false
+        }
+        if cancelNow { handle.cancel() }
+    }
+
+    func cancel() {
+        let handle = self.phase.withLock { phase -> RequestHandle? in
+            defer { phase = .cancelled }
+            if case .attached(let handle) = phase { return handle }
+            return nil
+        }
+        handle?.cancel()
+    }
+}

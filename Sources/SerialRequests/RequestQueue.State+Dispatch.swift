@@ -1,0 +1,128 @@
+import SerialCore
+
+extension RequestQueue.State {
+    /// Starts everything the rules let start now, most urgent first.
+    ///
+    /// 1. A waiting credential refresh starts as soon as no unique work runs and a slot is free;
+    ///    until it has started and ended, nothing else starts (it passes its own gate).
+    /// 2. Otherwise, while a unique request runs, nothing starts. While one is queued, only it may
+    ///    start (the oldest, once a slot and its kind are free).
+    /// 3. Otherwise requests start by effective priority (aging included), then submission order,
+    ///    skipping those whose kind is in flight, until `maximumConcurrent` run.
+    ///
+    /// - Complexity: O(s) where s is the number of slots passed over (stale, or held back by
+    ///   their kind), plus O(1) per request started.
+    mutating func dispatch(now: MonotonicInstant) {
+        guard !self.isShutDown else { return }
+        let maximum = self.configuration.maximumConcurrent
+        if case .waiting = self.credentials.phase {
+            guard !self.uniqueRunning, self.runningCount < maximum, let (token, expired) = self.credentials.start()
+            else { return }
+            self.runningCount += 1
+            self.uniqueRunning = true
+            self.statistics.refreshesStarted += 1
+            self.effects.append(.refresh(token: token, expired: expired))
+            self.effects.append(
+                .armRefreshTimeout(token: token, deadline: now.advanced(by: self.configuration.refreshTimeout)))
+            return
+        }
+        if self.uniqueRunning { return }
+
+        let uniqueIndex = RequestPriority.unique.rawValue
+        self.dropStaleHead(of: uniqueIndex)
+        let uniqueList = self.lists[uniqueIndex]
+        if uniqueList.head < uniqueList.slots.count {
+            let id = uniqueList.slots[uniqueList.head].id
+            let kind = uniqueList.slots[uniqueList.head].kind
+            if self.runningCount < maximum && (kind == nil || !self.runningKinds.contains(kind!)) {
+                self.start(id)
+            }
+            return  // the gate is raised either way
+        }
+
+        let aging = self.configuration.agingInterval
+        var cursors = (0..<uniqueIndex).map { self.lists[$0].head }
+        while self.runningCount < maximum {
+            var best: (list: Int, id: RequestID, level: Int)? = nil
+            for list in 0..<uniqueIndex {
+                let slots = self.lists[list].slots
+                while cursors[list] < slots.count {
+                    let slot = slots[cursors[list]]
+                    guard self.queued[slot.id] == slot.token else {
+                        cursors[list] += 1
+                        continue
+                    }
+                    if let kind = slot.kind, self.runningKinds.contains(kind) {
+                        cursors[list] += 1  // its kind stays busy for the rest of this pass
+                        continue
+                    }
+                    let level = RequestPriority(rawValue: list)!.effectivePriority(
+                        waited: slot.submittedAt.duration(to: now), agingInterval: aging
+                    ).rawValue
+                    if let current = best, current.level > level || (current.level == level && current.id < slot.id) {
+                        break
+                    }
+                    best = (list, slot.id, level)
+                    break
+                }
+            }
+            guard let chosen = best else { break }
+            cursors[chosen.list] += 1
+            self.start(chosen.id)
+        }
+        for list in 0..<uniqueIndex { self.dropStaleHead(of: list) }
+    }
+
+    private mutating func dropStaleHead(of list: Int) {
+        let queued = self.queued
+        self.lists[list].dropStaleHead { slot in queued[slot.id] == slot.token }
+    }
+
+    /// Walks the whole state and traps, printing it, if an invariant is broken. Compiled only
+    /// with `SERIAL_INTERNAL_CHECKS` (debug builds), and only while the state is small (at most
+    /// 32 unfinished requests and 128 pending slots), so large runs keep their complexity.
+    func checkInvariants() {
+        #if SERIAL_INTERNAL_CHECKS
+        guard self.entries.count <= 32, self.lists.reduce(0, { $0 + $1.slots.count }) <= 128 else { return }
+        if self.queued.count != self.entries.values.count(where: { $0.phase == .queued }) {
+            self.inconsistent("\(self.queued.count) queue tokens for a different number of queued requests")
+        }
+        var running = 0
+        var kinds: Set<RequestKind> = []
+        var uniques = 0
+        for entry in self.entries.values {
+            if case .running = entry.phase {
+                running += 1
+                if let kind = entry.kind {
+                    if !kinds.insert(kind).inserted { self.inconsistent("two running requests of kind \(kind)") }
+                }
+                if entry.priority == .unique { uniques += 1 }
+            }
+            if entry.phase == .parked && !self.credentials.isActive {
+                self.inconsistent("\(entry.id) is parked but no refresh is active")
+            }
+            if entry.state.isFinal { self.inconsistent("\(entry.id) is final but still in the queue") }
+        }
+        if case .running = self.credentials.phase {
+            running += 1
+            uniques += 1
+        }
+        if running != self.runningCount { self.inconsistent("runningCount \(self.runningCount), counted \(running)") }
+        if running > self.configuration.maximumConcurrent { self.inconsistent("more than maximumConcurrent running") }
+        if kinds != self.runningKinds { self.inconsistent("runningKinds \(self.runningKinds), counted \(kinds)") }
+        if uniques > 1 || self.uniqueRunning != (uniques == 1) {
+            self.inconsistent("uniqueRunning \(self.uniqueRunning) with \(uniques) unique running")
+        }
+        if self.isShutDown && !self.entries.isEmpty { self.inconsistent("requests left after shutdown") }
+        for list in self.lists where !list.isSorted { self.inconsistent("a pending list is out of order") }
+        #endif
+    }
+
+    private func inconsistent(_ what: String) -> Never {
+        RequestQueueMisuse.internalInconsistency(
+            what,
+            state: "running \(self.runningCount), kinds \(self.runningKinds), uniqueRunning \(self.uniqueRunning), "
+                + "refresh \(self.credentials.phase), generation \(self.credentials.generation), "
+                + "entries \(self.entries.values.map { "\($0.id):\($0.priority):\($0.phase)" })")
+    }
+}

@@ -1,0 +1,435 @@
+import SerialCore
+
+extension RequestQueue {
+    /// Something the owner must do after a decision, outside the lock, on the scheduler, in the
+    /// order decisions made them.
+    enum Effect: Sendable {
+        /// Rebuild (if the request was built for an older credential), then send.
+        case send(id: RequestID, attempt: UInt64, request: Request, credential: Credential, rebuild: Bool)
+        case refresh(token: UInt64, expired: Credential)
+        case notify(@Sendable (RequestState) -> Void, RequestState)
+        case complete(@Sendable (RequestResult<Response>) -> Void, RequestResult<Response>)
+        case store(Request, Response)
+        case armTimeout(id: RequestID, deadline: MonotonicInstant)
+        case armRetry(id: RequestID, token: UInt64, deadline: MonotonicInstant)
+        case armRefreshTimeout(token: UInt64, deadline: MonotonicInstant)
+        case cancelTimer(DelayedWork)
+    }
+
+    /// One submitted, unfinished request.
+    struct Entry {
+        enum Phase: Equatable {
+            /// In its priority's pending list, its token in `State.queued`.
+            case queued
+            /// Sent as `attempt`, with the credential of `generation`.
+            case running(attempt: UInt64, generation: UInt64)
+            /// Waiting out a retry backoff; `token` names the timer.
+            case waitingRetry(token: UInt64)
+            /// Waiting for the credential refresh.
+            case parked
+        }
+
+        let id: RequestID
+        let priority: RequestPriority
+        let kind: RequestKind?
+        let submittedAt: MonotonicInstant
+        let timeout: Duration?
+        let handle: RequestHandle
+        let observer: (@Sendable (RequestState) -> Void)?
+        let completion: @Sendable (RequestResult<Response>) -> Void
+        var request: Request
+        /// The credential generation `request` was built (or last rebuilt) for.
+        var builtGeneration: UInt64
+        var phase: Phase = .queued
+        var state: RequestState = .initial
+        var retries = 0
+        var redirects = 0
+        var timeoutTimer: DelayedWork? = nil
+        var retryTimer: DelayedWork? = nil
+    }
+
+    /// Every decision of a `RequestQueue`: a plain value, mutated under the queue's lock, that
+    /// never calls out. Each mutation appends the effects it implies to `effects`, in order.
+    ///
+    /// - Invariant: `runningCount` counts running entries plus a running refresh and never exceeds
+    ///   `maximumConcurrent`; `runningKinds` holds exactly the kinds of running entries, each once;
+    ///   `uniqueRunning` is true exactly when a unique entry or the refresh runs, and then only one
+    ///   of them does; a parked entry implies an active refresh; after shutdown no entry remains.
+    struct State {
+        let configuration: Configuration
+        var entries: [RequestID: Entry] = [:]
+        /// Pending lists by `RequestPriority.rawValue`.
+        var lists = [PendingList](repeating: PendingList(), count: 4)
+        /// The queue token of every queued request: a pending-list slot is live when it matches.
+        var queued: [RequestID: UInt64] = [:]
+        var runningCount = 0
+        var runningKinds: Set<RequestKind> = []
+        var uniqueRunning = false
+        var credentials: CredentialRefresh<Credential>
+        var parked: [RequestID] = []
+        var refreshTimer: DelayedWork? = nil
+        var nextID: UInt64 = 1
+        var nextToken: UInt64 = 1
+        var lastSubmittedAt = MonotonicInstant(nanoseconds: 0)
+        var isShutDown = false
+        var effects: [Effect] = []
+        var drainScheduled = false
+        var statistics = RequestQueueStatistics()
+
+        init(configuration: Configuration, credential: Credential) {
+            self.configuration = configuration
+            self.credentials = CredentialRefresh(
+                credential: credential, limit: configuration.refreshLimit, window: configuration.refreshWindow)
+        }
+
+        // MARK: Effects hand-off
+
+        /// Claims the right to drain: `true` when effects wait and no drain is scheduled or running.
+        mutating func claimDrain() -> Bool {
+            if self.effects.isEmpty || self.drainScheduled { return false }
+            self.drainScheduled = true
+            return true
+        }
+
+        /// The effects decided so far, or `nil` (releasing the drain claim) when there are none.
+        mutating func takeEffects() -> [Effect]? {
+            if self.effects.isEmpty {
+                self.drainScheduled = false
+                return nil
+            }
+            defer { self.effects = [] }
+            return self.effects
+        }
+
+        private mutating func makeToken() -> UInt64 {
+            defer { self.nextToken += 1 }
+            return self.nextToken
+        }
+
+        // MARK: Caller operations
+
+        /// Accepts a request (or, after shutdown, ends it at once) and starts what may start.
+        mutating func submit(
+            _ request: Request, priority: RequestPriority, kind: RequestKind?, timeout: Duration?,
+            observer: (@Sendable (RequestState) -> Void)?,
+            completion: @escaping @Sendable (RequestResult<Response>) -> Void,
+            owner: any RequestCancelling, now: MonotonicInstant
+        ) -> RequestHandle {
+            let id = RequestID(self.nextID)
+            self.nextID += 1
+            self.statistics.submitted += 1
+            let handle = RequestHandle(id: id, priority: priority, kind: kind, owner: owner)
+            if self.isShutDown {
+                handle.setState(.failure)
+                if let observer { self.effects.append(.notify(observer, .failure)) }
+                self.effects.append(.complete(completion, .failure(.shutDown)))
+                self.statistics.failed += 1
+                return handle
+            }
+            // Submission instants never go back, so each pending list stays ordered by age too.
+            let submittedAt = max(now, self.lastSubmittedAt)
+            self.lastSubmittedAt = submittedAt
+            var entry = Entry(
+                id: id, priority: priority, kind: kind, submittedAt: submittedAt, timeout: timeout,
+                handle: handle, observer: observer, completion: completion,
+                request: request, builtGeneration: self.credentials.generation)
+            self.enqueue(&entry)
+            self.entries[id] = entry
+            if let timeout {
+                self.effects.append(.armTimeout(id: id, deadline: submittedAt.advanced(by: timeout)))
+            }
+            self.dispatch(now: now)
+            self.checkInvariants()
+            return handle
+        }
+
+        /// Ends request `id` with `.cancelled` if it has not ended.
+        mutating func cancel(_ id: RequestID, now: MonotonicInstant) -> Bool {
+            guard self.entries[id] != nil else { return false }
+            self.statistics.cancelled += 1
+            self.finish(id, .failure(.cancelled))
+            self.dispatch(now: now)
+            self.checkInvariants()
+            return true
+        }
+
+        /// Ends every unfinished request with `.shutDown`, in submission order; returns how many.
+        mutating func shutdown() -> Int {
+            if self.isShutDown { return 0 }
+            self.isShutDown = true
+            let ids = self.entries.keys.sorted()
+            for id in ids { self.finish(id, .failure(.shutDown)) }
+            if self.credentials.isActive {
+                self.credentials.abandon()
+                self.runningCount = 0
+                self.uniqueRunning = false
+            }
+            if let timer = self.refreshTimer {
+                self.refreshTimer = nil
+                self.effects.append(.cancelTimer(timer))
+            }
+            for index in self.lists.indices { self.lists[index].removeAll() }
+            self.queued.removeAll()
+            self.parked.removeAll()
+            self.checkInvariants()
+            return ids.count
+        }
+
+        // MARK: Answers and timers
+
+        /// The request of attempt `attempt` of `id` if it is still in flight (to classify it
+        /// outside the lock); `nil` for a late or duplicate answer, which is counted and ignored.
+        mutating func requestInFlight(_ id: RequestID, attempt: UInt64) -> Request? {
+            if let entry = self.entries[id], case .running(attempt, _) = entry.phase { return entry.request }
+            self.statistics.ignoredAnswers += 1
+            return nil
+        }
+
+        /// Stores a request rebuilt for a newer credential; `false` if its attempt already ended.
+        mutating func storeRebuilt(_ id: RequestID, attempt: UInt64, request: Request) -> Bool {
+            guard let entry = self.entries[id], case .running(attempt, _) = entry.phase else { return false }
+            self.entries[id]!.request = request
+            return true
+        }
+
+        /// Applies the classified answer of attempt `attempt` of `id`.
+        mutating func receive(
+            _ id: RequestID, attempt: UInt64, outcome: Result<Response, any Error>,
+            disposition: ResponseDisposition, cached: Response?, now: MonotonicInstant
+        ) {
+            guard var entry = self.entries[id], case .running(attempt, let generation) = entry.phase else {
+                self.statistics.ignoredAnswers += 1
+                return
+            }
+            switch disposition {
+            case .success:
+                switch outcome {
+                case .success(let response):
+                    self.effects.append(.store(entry.request, response))
+                    self.finish(id, .success(response))
+                case .failure(let error):
+                    self.finish(id, .failure(.failed(error)))
+                }
+            case .failure(let error):
+                self.finish(id, .failure(.failed(error)))
+            case .useCache:
+                if let cached {
+                    self.finish(id, .cached(cached))
+                } else {
+                    self.finish(id, .failure(.cacheMiss))
+                }
+            case .retry(let error):
+                guard entry.retries < self.configuration.maximumRetries else {
+                    self.finish(id, .failure(.retriesExhausted(attempts: entry.retries + 1, last: error)))
+                    break
+                }
+                self.releaseSlot(of: entry)
+                entry.retries += 1
+                let token = self.makeToken()
+                entry.phase = .waitingRetry(token: token)
+                self.setState(&entry, .retry)
+                self.entries[id] = entry
+                self.statistics.retries += 1
+                let delay = self.configuration.retryBackoff.delay(beforeRetry: entry.retries)
+                self.effects.append(.armRetry(id: id, token: token, deadline: now.advanced(by: delay)))
+            case .credentialExpired:
+                self.statistics.expiries += 1
+                entry.redirects += 1
+                guard entry.redirects <= self.configuration.maximumRedirects else {
+                    self.finish(id, .failure(.tooManyRedirects(limit: self.configuration.maximumRedirects)))
+                    break
+                }
+                let decision = self.credentials.credentialExpired(
+                    sentGeneration: generation, now: now, token: self.makeToken())
+                switch decision {
+                case .limitExceeded:
+                    self.statistics.refreshesRefused += 1
+                    self.finish(
+                        id,
+                        .failure(.refreshLimitExceeded(
+                            limit: self.configuration.refreshLimit, window: self.configuration.refreshWindow)))
+                case .resend:
+                    self.releaseSlot(of: entry)
+                    self.statistics.resentWithoutRefresh += 1
+                    self.setState(&entry, .redirect)
+                    self.enqueue(&entry)
+                    self.entries[id] = entry
+                case .park, .parkAndRefresh:
+                    self.releaseSlot(of: entry)
+                    entry.phase = .parked
+                    self.setState(&entry, .redirect)
+                    self.entries[id] = entry
+                    self.parked.append(id)
+                }
+            }
+            self.dispatch(now: now)
+            self.checkInvariants()
+        }
+
+        /// Applies the refresh's answer, if `token` is the running refresh's.
+        mutating func refreshAnswered(
+            token: UInt64, result: Result<Credential, any Error>, now: MonotonicInstant
+        ) {
+            switch result {
+            case .success(let credential):
+                guard self.credentials.succeeded(token: token, credential: credential) else {
+                    self.statistics.ignoredAnswers += 1
+                    return
+                }
+                self.statistics.refreshesSucceeded += 1
+                self.endRefresh()
+                // Parked requests go back to their places in priority and submission order.
+                let parked = self.parked
+                self.parked.removeAll()
+                for id in parked {
+                    guard var entry = self.entries[id], entry.phase == .parked else { continue }
+                    self.statistics.resentAfterRefresh += 1
+                    self.enqueue(&entry)
+                    self.entries[id] = entry
+                }
+            case .failure(let error):
+                guard self.credentials.failed(token: token) else {
+                    self.statistics.ignoredAnswers += 1
+                    return
+                }
+                self.failParked(with: .refreshFailed(error))
+            }
+            self.dispatch(now: now)
+            self.checkInvariants()
+        }
+
+        /// The refresh `token` took longer than `refreshTimeout`: fail the parked requests.
+        mutating func refreshTimedOut(token: UInt64, now: MonotonicInstant) {
+            guard self.credentials.failed(token: token) else { return }
+            self.refreshTimer = nil
+            self.failParked(with: .refreshTimedOut(after: self.configuration.refreshTimeout))
+            self.dispatch(now: now)
+            self.checkInvariants()
+        }
+
+        /// Request `id`'s timeout fell due.
+        mutating func timeoutFired(_ id: RequestID, now: MonotonicInstant) {
+            guard var entry = self.entries[id], let timeout = entry.timeout else { return }
+            entry.timeoutTimer = nil  // it is running now; nothing to cancel
+            self.entries[id] = entry
+            self.statistics.timedOut += 1
+            self.finish(id, .failure(.timedOut(after: timeout)))
+            self.dispatch(now: now)
+            self.checkInvariants()
+        }
+
+        /// Request `id`'s retry backoff `token` ended: queue it again.
+        mutating func retryDue(_ id: RequestID, token: UInt64, now: MonotonicInstant) {
+            guard var entry = self.entries[id], entry.phase == .waitingRetry(token: token) else { return }
+            entry.retryTimer = nil
+            self.enqueue(&entry)
+            self.entries[id] = entry
+            self.dispatch(now: now)
+            self.checkInvariants()
+        }
+
+        /// Keeps the timeout timer of `id` (to cancel it when the request ends first).
+        mutating func attachTimeoutTimer(_ work: DelayedWork, to id: RequestID) -> Bool {
+            guard self.entries[id] != nil else { return false }
+            self.entries[id]!.timeoutTimer = work
+            return true
+        }
+
+        /// Keeps the retry timer `token` of `id`.
+        mutating func attachRetryTimer(_ work: DelayedWork, to id: RequestID, token: UInt64) -> Bool {
+            guard let entry = self.entries[id], entry.phase == .waitingRetry(token: token) else { return false }
+            self.entries[id]!.retryTimer = work
+            return true
+        }
+
+        /// Keeps the timeout timer of refresh `token`.
+        mutating func attachRefreshTimer(_ work: DelayedWork, token: UInt64) -> Bool {
+            guard self.credentials.isRunning(token) else { return false }
+            self.refreshTimer = work
+            return true
+        }
+
+        // MARK: Transitions
+
+        private mutating func enqueue(_ entry: inout Entry) {
+            let token = self.makeToken()
+            entry.phase = .queued
+            self.queued[entry.id] = token
+            self.lists[entry.priority.rawValue].insert(
+                PendingList.Slot(id: entry.id, token: token, kind: entry.kind, submittedAt: entry.submittedAt))
+        }
+
+        private mutating func setState(_ entry: inout Entry, _ state: RequestState) {
+            guard entry.state != state else { return }
+            entry.state = state
+            entry.handle.setState(state)
+            if let observer = entry.observer { self.effects.append(.notify(observer, state)) }
+        }
+
+        private mutating func releaseSlot(of entry: Entry) {
+            self.runningCount -= 1
+            if let kind = entry.kind { self.runningKinds.remove(kind) }
+            if entry.priority == .unique { self.uniqueRunning = false }
+        }
+
+        private mutating func endRefresh() {
+            self.runningCount -= 1
+            self.uniqueRunning = false
+            if let timer = self.refreshTimer {
+                self.refreshTimer = nil
+                self.effects.append(.cancelTimer(timer))
+            }
+        }
+
+        private mutating func failParked(with error: RequestError) {
+            self.statistics.refreshesFailed += 1
+            self.endRefresh()
+            let parked = self.parked
+            self.parked.removeAll()
+            for id in parked {
+                guard let entry = self.entries[id], entry.phase == .parked else { continue }
+                self.finish(id, .failure(error))
+            }
+        }
+
+        /// Removes `id` and emits its final state and its one completion.
+        mutating func finish(_ id: RequestID, _ result: RequestResult<Response>) {
+            guard var entry = self.entries.removeValue(forKey: id) else {
+                RequestQueueMisuse.internalInconsistency("finishing \(id), which is not in the queue", state: "\(self)")
+            }
+            if case .running = entry.phase { self.releaseSlot(of: entry) }
+            if entry.phase == .queued { self.queued[id] = nil }
+            if let timer = entry.timeoutTimer { self.effects.append(.cancelTimer(timer)) }
+            if let timer = entry.retryTimer { self.effects.append(.cancelTimer(timer)) }
+            self.setState(&entry, result.state)
+            self.effects.append(.complete(entry.completion, result))
+            switch result {
+            case .success: self.statistics.succeeded += 1
+            case .cached: self.statistics.servedFromCache += 1
+            case .failure: self.statistics.failed += 1
+            }
+        }
+
+        /// Marks `id` running as a new attempt and emits its send.
+        mutating func start(_ id: RequestID) {
+            guard var entry = self.entries[id] else {
+                RequestQueueMisuse.internalInconsistency("starting \(id), which is not in the queue", state: "\(self)")
+            }
+            let attempt = self.makeToken()
+            let generation = self.credentials.generation
+            self.queued[id] = nil
+            entry.phase = .running(attempt: attempt, generation: generation)
+            self.runningCount += 1
+            if let kind = entry.kind { self.runningKinds.insert(kind) }
+            if entry.priority == .unique { self.uniqueRunning = true }
+            let rebuild = entry.builtGeneration < generation
+            entry.builtGeneration = generation
+            self.setState(&entry, .running)
+            self.entries[id] = entry
+            self.statistics.sends += 1
+            self.effects.append(
+                .send(id: id, attempt: attempt, request: entry.request, credential: self.credentials.credential,
+                      rebuild: rebuild))
+        }
+    }
+}

@@ -1,0 +1,228 @@
+import SerialCore
+import Synchronization
+
+/// A priority queue of requests sent through an injected transport, with single-flight credential
+/// refresh, retries, a cache fallback, loop guards, cancel, timeouts and shutdown — and exactly
+/// one completion per submitted request on every path.
+///
+/// ```swift
+/// let queue = RequestQueue(transport: api, credential: token, policy: policy, scheduler: SerialQueue(label: "api"))
+/// let handle = queue.submit(.profile, priority: .high, kind: "profile") { result in
+///     print(try? result.get())
+/// }
+/// handle.cancel()
+/// ```
+///
+/// **Ordering.** See `RequestPriority`: highest effective priority first, FIFO within a level,
+/// aging against starvation, `unique` requests (and the queue's own credential refresh) alone.
+/// At most one request of each `RequestKind` and at most `maximumConcurrent` requests are in flight.
+///
+/// **Credentials.** When `Policy.classify` says `.credentialExpired`, the request is parked
+/// (state `redirect`) and one refresh starts for the credential generation it was sent with;
+/// every other request that expires meanwhile parks behind the same refresh. A request sent with
+/// an older generation than the current one is sent again at once. When the refresh succeeds the
+/// parked requests are rebuilt (`Policy.rebuild`) and sent again in priority order; when it fails
+/// or times out each of them fails once with that error. `maximumRedirects` per request and
+/// `refreshLimit` per `refreshWindow` stop loops with `RequestError`s.
+///
+/// **Threads.** `submit`, `RequestHandle.cancel` and `shutdown` may be called from any thread,
+/// including from inside callbacks; they decide under a lock and return at once. Everything the
+/// queue calls out to — `RequestTransport.send`, the policy's closures, state observers and
+/// completions — runs on `scheduler`, one call at a time, never under the lock, in the order the
+/// queue decided. The scheduler must keep accepting work while requests are unfinished.
+///
+/// **Exactly once.** Each submitted request ends once: its completion runs exactly once, after its
+/// last state notification, whether it succeeds, fails, is served from cache, is cancelled, times
+/// out, or the queue shuts down. Answers that arrive after that are ignored.
+///
+/// **Lifetime.** Work scheduled on `scheduler` and unfinished requests' handles keep the queue
+/// alive; `shutdown()` ends every request, after which it can be released.
+public final class RequestQueue<Transport: RequestTransport>: Sendable {
+    /// The transport's request type.
+    public typealias Request = Transport.Request
+    /// The transport's response type.
+    public typealias Response = Transport.Response
+    /// The transport's credential type.
+    public typealias Credential = Transport.Credential
+
+    /// The limits this queue was created with.
+    public let configuration: Configuration
+    private let transport: Transport
+    private let policy: Policy
+    private let scheduler: any Scheduling
+    private let state: LockedValue<State>
+
+    /// Creates a queue that sends through `transport` with `credential` until it expires.
+    ///
+    /// - Parameters:
+    ///   - scheduler: Where callbacks, timers and sends run: a `SerialQueue`, or a
+    ///     `VirtualScheduler` in tests.
+    /// - Precondition: `configuration` is valid (see `Configuration`); otherwise this traps,
+    ///   naming the field.
+    public init(
+        transport: Transport,
+        credential: Credential,
+        policy: Policy,
+        configuration: Configuration = Configuration(),
+        scheduler: any Scheduling
+    ) {
+        configuration.validate()
+        self.configuration = configuration
+        self.transport = transport
+        self.policy = policy
+        self.scheduler = scheduler
+        self.state = LockedValue(State(configuration: configuration, credential: credential))
+    }
+
+    /// Submits `request`; `completion` runs exactly once, on the scheduler, with its result.
+    ///
+    /// After `shutdown()`, the request is not sent: it ends at once with `RequestError.shutDown`.
+    ///
+    /// - Parameters:
+    ///   - priority: See `RequestPriority`.
+    ///   - kind: At most one request of a kind is in flight; `nil` means no such limit.
+    ///   - timeout: The time from now within which the request must end, queueing, retries and
+    ///     refreshes included (`nil`: `configuration.defaultTimeout`).
+    ///   - onStateChange: Called on the scheduler with each new state, the final one included,
+    ///     before the completion.
+    /// - Returns: The request's handle: its id, state, and `cancel()`.
+    /// - Complexity: O(1) to queue, plus O(s) to start what may start (see `dispatch`); O(n) for
+    ///   a unique request among many waiting ones.
+    /// - Precondition: `timeout`, when given, is greater than zero.
+    @discardableResult
+    public func submit(
+        _ request: Request,
+        priority: RequestPriority = .default,
+        kind: RequestKind? = nil,
+        timeout: Duration? = nil,
+        onStateChange: (@Sendable (RequestState) -> Void)? = nil,
+        completion: @escaping @Sendable (RequestResult<Response>) -> Void
+    ) -> RequestHandle {
+        if let timeout, timeout <= .zero { RequestQueueMisuse.invalidTimeout(timeout) }
+        let now = self.scheduler.now
+        let (handle, drain) = self.state.withLock { state in
+            let handle = state.submit(
+                request, priority: priority, kind: kind, timeout: timeout ?? self.configuration.defaultTimeout,
+                observer: onStateChange, completion: completion, owner: self, now: now)
+            return (handle, state.claimDrain())
+        }
+        if drain { self.scheduler.execute { self.drain() } }
+        return handle
+    }
+
+    /// Ends every unfinished request with `RequestError.shutDown` (completions run on the
+    /// scheduler, in submission order) and refuses later submissions the same way. Answers that
+    /// arrive afterwards are ignored. Calling it again does nothing.
+    ///
+    /// - Returns: How many requests it ended.
+    /// - Complexity: O(n log n) in the unfinished requests.
+    @discardableResult
+    public func shutdown() -> Int {
+        let (ended, drain) = self.state.withLock { state in (state.shutdown(), state.claimDrain()) }
+        if drain { self.scheduler.execute { self.drain() } }
+        return ended
+    }
+
+    /// The counters so far (as decided; completions may still be on their way).
+    public var statistics: RequestQueueStatistics { self.state.withLock { $0.statistics } }
+
+    /// The current credential generation: 0 at start, +1 per successful refresh.
+    public var credentialGeneration: UInt64 { self.state.withLock { $0.credentials.generation } }
+
+    /// Requests submitted and not yet ended.
+    public var unfinishedCount: Int { self.state.withLock { $0.entries.count } }
+
+    /// Requests in flight now, the credential refresh included.
+    public var runningCount: Int { self.state.withLock { $0.runningCount } }
+
+    /// Requests parked behind the credential refresh.
+    public var parkedCount: Int {
+        self.state.withLock { state in state.entries.values.count { $0.phase == .parked } }
+    }
+
+    // MARK: Deciding, then acting on the scheduler
+
+    /// Runs, on the scheduler, the effects decided so far and any decided while it runs.
+    private func drain() {
+        while let effects = self.state.withLock({ $0.takeEffects() }) {
+            for effect in effects { self.perform(effect) }
+        }
+    }
+
+    /// Decides with `body` under the lock, then drains here if nobody else is draining.
+    /// Only from work running on the scheduler.
+    private func decideOnScheduler(_ body: (inout State, MonotonicInstant) -> Void) {
+        let now = self.scheduler.now
+        let drain = self.state.withLock { state in
+            body(&state, now)
+            return state.claimDrain()
+        }
+        if drain { self.drain() }
+    }
+
+    private func perform(_ effect: Effect) {
+        switch effect {
+        case .send(let id, let attempt, var request, let credential, let rebuild):
+            if rebuild {
+                request = self.policy.rebuild(request, credential)
+                let stored = self.state.withLock { $0.storeRebuilt(id, attempt: attempt, request: request) }
+                guard stored else { return }  // ended while it was being rebuilt
+            }
+            self.transport.send(request, credential: credential) { outcome in
+                self.scheduler.execute { self.receive(id, attempt: attempt, outcome: outcome) }
+            }
+        case .refresh(let token, let expired):
+            self.policy.refresh(expired) { result in
+                self.scheduler.execute {
+                    self.decideOnScheduler { state, now in
+                        state.refreshAnswered(token: token, result: result, now: now)
+                    }
+                }
+            }
+        case .notify(let observer, let state):
+            observer(state)
+        case .complete(let completion, let result):
+            completion(result)
+        case .store(let request, let response):
+            self.policy.storeResponse(request, response)
+        case .armTimeout(let id, let deadline):
+            let work = self.scheduler.schedule(at: deadline) {
+                self.decideOnScheduler { state, now in state.timeoutFired(id, now: now) }
+            }
+            if !self.state.withLock({ $0.attachTimeoutTimer(work, to: id) }) { work.cancel() }
+        case .armRetry(let id, let token, let deadline):
+            let work = self.scheduler.schedule(at: deadline) {
+                self.decideOnScheduler { state, now in state.retryDue(id, token: token, now: now) }
+            }
+            if !self.state.withLock({ $0.attachRetryTimer(work, to: id, token: token) }) { work.cancel() }
+        case .armRefreshTimeout(let token, let deadline):
+            let work = self.scheduler.schedule(at: deadline) {
+                self.decideOnScheduler { state, now in state.refreshTimedOut(token: token, now: now) }
+            }
+            if !self.state.withLock({ $0.attachRefreshTimer(work, token: token) }) { work.cancel() }
+        case .cancelTimer(let work):
+            work.cancel()
+        }
+    }
+
+    /// An answer of the transport, on the scheduler: classify it outside the lock, then decide.
+    private func receive(_ id: RequestID, attempt: UInt64, outcome: Result<Response, any Error>) {
+        guard let request = self.state.withLock({ $0.requestInFlight(id, attempt: attempt) }) else { return }
+        let disposition = self.policy.classify(request, outcome)
+        var cached: Response? = nil
+        if case .useCache = disposition { cached = self.policy.cachedResponse(request) }
+        self.decideOnScheduler { state, now in
+            state.receive(id, attempt: attempt, outcome: outcome, disposition: disposition, cached: cached, now: now)
+        }
+    }
+}
+
+extension RequestQueue: RequestCancelling {
+    /// Used by `RequestHandle.cancel()`.
+    package func cancel(_ id: RequestID) -> Bool {
+        let now = self.scheduler.now
+        let (cancelled, drain) = self.state.withLock { state in (state.cancel(id, now: now), state.claimDrain()) }
+        if drain { self.scheduler.execute { self.drain() } }
+        return cancelled
+    }
+}

@@ -1,0 +1,25 @@
+/// Every programmer-error trap of SerialRequests, with the words crash tests match.
+package enum RequestQueueMisuse {
+    @inline(never)
+    package static func invalidConfiguration(_ field: String, _ value: String, _ rule: String) -> Never {
+        preconditionFailure("""
+            RequestQueue.Configuration.\(field) is \(value); it must be \(rule). \
+            Fix the configuration passed to RequestQueue.init.
+            """)
+    }
+
+    @inline(never)
+    package static func invalidTimeout(_ timeout: Duration) -> Never {
+        preconditionFailure("""
+            RequestQueue.submit: timeout is \(timeout); it must be greater than zero. \
+            Pass nil for no timeout.
+            """)
+    }
+
+    @inline(never)
+    package static func internalInconsistency(_ what: String, state: String) -> Never {
+        preconditionFailure("""
+            RequestQueue internal inconsistency: \(what). Please report this bug with the state: \(state)
+            """)
+    }
+}

@@ -1,0 +1,140 @@
+import Glibc
+import SerialRuntime
+import Synchronization
+
+/// Seed 003: a burst of requests against a server whose token expires mid-burst — one refresh,
+/// the parked requests sent again with the new token, every request completed once.
+enum RequestsScene {
+    static func run() {
+        print("== RequestQueue: a token expires in the middle of a burst ==")
+        let scheduler = SerialQueue(label: "demo.requests")
+        let log = SceneLog()
+        let server = DemoServer(log: log)
+        let policy = RequestQueue<DemoServer>.Policy(
+            classify: { _, outcome in
+                switch outcome {
+                case .success(let reply) where reply.status == 401: return .credentialExpired
+                case .success: return .success
+                case .failure(let error): return .retry(error)
+                }
+            },
+            rebuild: { path, _ in path },
+            refresh: { expired, completion in
+                log.add("refresh starts (token \(expired) rejected); every other request waits")
+                server.issueToken(completion)
+            })
+        let queue = RequestQueue(
+            transport: server, credential: 1, policy: policy,
+            configuration: .init(maximumConcurrent: 4, agingInterval: .milliseconds(400)), scheduler: scheduler)
+
+        let burst: [(String, RequestPriority)] = [
+            ("/feed", .default), ("/profile", .high), ("/avatar", .low), ("/inbox", .high),
+            ("/ads", .low), ("/friends", .default), ("/settings", .default), ("/badges", .low),
+            ("/news", .high), ("/weather", .default), ("/stocks", .low), ("/calendar", .high),
+        ]
+        print("""
+            12 requests (4 high, 4 default, 4 low), at most 4 in flight: the first four take the free \
+            slots, then the most urgent waiting one goes next. The server's token 1 expires at 220 ms.
+            """)
+        let completed = Atomic<Int>(0)
+        server.expireToken(after: .milliseconds(220))
+        for (path, priority) in burst {
+            queue.submit(
+                path, priority: priority,
+                onStateChange: { state in
+                    if state == .redirect { log.add("\(path) parked (redirect): its token expired") }
+                },
+                completion: { result in
+                    switch result {
+                    case .success(let reply): log.add("\(path) done: \(reply.status) with token \(reply.token)")
+                    case .cached(let reply): log.add("\(path) done from cache: \(reply.status)")
+                    case .failure(let error): log.add("\(path) failed: \(error)")
+                    }
+                    completed.add(1, ordering: .releasing)
+                })
+        }
+        let deadline = MonotonicInstant.now() + .seconds(5)
+        while completed.load(ordering: .acquiring) < burst.count && MonotonicInstant.now() < deadline {
+            var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
+            nanosleep(&pause, nil)
+        }
+        let statistics = queue.statistics
+        queue.shutdown()
+        server.stop()
+        scheduler.sync {}  // the completions of anything shutdown ended have run
+        scheduler.shutdown()
+        log.printAll()
+        print("""
+            \(burst.count) submitted, \(completed.load(ordering: .acquiring)) completed once each; \
+            \(statistics.sends) sends, \(statistics.refreshesStarted) refresh, \
+            \(statistics.resentAfterRefresh) parked and re-sent after it, \
+            \(statistics.resentWithoutRefresh) re-sent at once (the new token already existed).
+
+            """)
+    }
+}
+
+/// Lines stamped with the milliseconds since the scene started, printed at the end.
+private final class SceneLog: Sendable {
+    private let start = MonotonicInstant.now()
+    private let lines = Mutex<[String]>([])
+
+    func add(_ line: String) {
+        let elapsed = self.start.duration(to: .now()).saturatingNanoseconds / 1_000_000
+        self.lines.withLock { $0.append("t+\(String(elapsed).leftPadded(to: 4)) ms  \(line)") }
+    }
+
+    func printAll() {
+        for line in self.lines.withLock({ $0 }) { print(line) }
+    }
+}
+
+/// A server on its own SerialQueue: answers after 60–120 ms, 401 unless the token is current.
+private final class DemoServer: RequestTransport, Sendable {
+    typealias Request = String
+    typealias Response = Reply
+    typealias Credential = Int
+
+    struct Reply: Sendable {
+        var status: Int
+        var token: Int
+    }
+
+    private let queue = SerialQueue(label: "demo.server")
+    private let validToken = Atomic<Int>(1)
+    private let sends = Atomic<Int>(0)
+    private let log: SceneLog
+
+    init(log: SceneLog) {
+        self.log = log
+    }
+
+    func send(_ path: String, credential: Int, completion: @escaping @Sendable (Result<Reply, any Error>) -> Void) {
+        let count = self.sends.add(1, ordering: .relaxed).newValue
+        self.log.add("\(path) sent with token \(credential)")
+        self.queue.asyncAfter(delay: .milliseconds(60 + (count * 37) % 60)) {
+            let valid = credential == self.validToken.load(ordering: .acquiring)
+            completion(.success(Reply(status: valid ? 200 : 401, token: credential)))
+        }
+    }
+
+    func issueToken(_ completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
+        self.queue.asyncAfter(delay: .milliseconds(150)) {
+            let token = 2
+            self.validToken.store(token, ordering: .releasing)
+            self.log.add("refresh done: token \(token) issued")
+            completion(.success(token))
+        }
+    }
+
+    func expireToken(after delay: Duration) {
+        self.queue.asyncAfter(delay: delay) {
+            self.validToken.store(-1, ordering: .releasing)
+            self.log.add("server: token 1 expires")
+        }
+    }
+
+    func stop() {
+        self.queue.shutdown()
+    }
+}

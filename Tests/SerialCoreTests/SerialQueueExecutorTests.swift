@@ -1,0 +1,100 @@
+import SerialCore
+import SerialTestSupport
+import Testing
+
+/// An actor whose executor is a SerialQueue.
+private actor Account {
+    let queue: SerialQueue
+    private(set) var balance = 0
+
+    init(queue: SerialQueue) {
+        self.queue = queue
+    }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { self.queue.asUnownedSerialExecutor() }
+
+    func deposit(_ amount: Int) -> Bool {
+        self.balance += amount
+        return self.queue.isCurrent
+    }
+}
+
+private struct Boom: Error, Equatable {}
+
+@Suite("SerialQueue as an executor")
+struct SerialQueueExecutorTests {
+    @Test func actorMethodsRunOnTheQueuesWorker() async {
+        let queue = SerialQueue(label: "actor-queue")
+        let account = Account(queue: queue)
+        var allOnQueue = true
+        for _ in 0..<100 { allOnQueue = await account.deposit(1) && allOnQueue }
+        #expect(allOnQueue)
+        #expect(await account.balance == 100)
+    }
+
+    @Test func actorJobsAndAsyncWorkShareOneOrder() async {
+        let queue = SerialQueue(label: "actor-order")
+        let account = Account(queue: queue)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<50 { group.addTask { _ = await account.deposit(2) } }
+        }
+        // async work submitted after the jobs completed sees all of them.
+        let balance = await queue.run { account.assumeIsolated { $0.balance } }
+        #expect(balance == 100)
+    }
+
+    @Test func checkIsolatedPassesInsideSyncBodies() {
+        let queue = SerialQueue(label: "isolated-sync")
+        let account = Account(queue: queue)
+        // assumeIsolated asks the executor (checkIsolated / isIsolatingCurrentContext): inside a
+        // sync body the caller's thread holds the queue, so the actor's state is safely reachable.
+        let balance = queue.sync { account.assumeIsolated { $0.balance } }
+        #expect(balance == 0)
+        queue.sync { queue.checkIsolated() }
+    }
+
+    @Test func isIsolatingCurrentContextAnswersForTheCaller() {
+        let queue = SerialQueue(label: "isolating")
+        #expect(queue.isIsolatingCurrentContext() == false)
+        #expect(queue.sync { queue.isIsolatingCurrentContext() } == true)
+    }
+
+    @Test func taskExecutorPreferenceRunsTheTaskOnTheWorker() async {
+        let queue = SerialQueue(label: "task-executor")
+        let onQueue = await Task(executorPreference: queue) { queue.isCurrent }.value
+        #expect(onQueue)
+        let nested = await withTaskExecutorPreference(queue) { queue.isCurrent }
+        #expect(nested)
+    }
+
+    @Test func aTaskPreferringTheQueueReleasesItWhenDone() async {
+        weak var weakQueue: SerialQueue?
+        do {
+            let queue = SerialQueue(label: "task-executor-release")
+            weakQueue = queue
+            #expect(await Task(executorPreference: queue) { queue.isCurrent }.value)
+        }
+        // The task retained the queue as its preferred executor; once the task is gone the
+        // queue must be too (a mismatched executor identity would leak it).
+        var released = weakQueue == nil
+        for _ in 0..<1_000 where !released {
+            await Task.yield()
+            released = weakQueue == nil
+        }
+        #expect(released, "a task's executor preference kept the queue alive")
+    }
+
+    @Test func runReturnsTheBodysValueFromTheWorker() async {
+        let queue = SerialQueue(label: "run-value")
+        let (value, onQueue) = await queue.run { (21 * 2, queue.isCurrent) }
+        #expect(value == 42)
+        #expect(onQueue)
+    }
+
+    @Test func runRethrowsTheBodysError() async {
+        let queue = SerialQueue(label: "run-throws")
+        await #expect(throws: Boom()) {
+            try await queue.run { () throws(Boom) -> Int in throw Boom() }
+        }
+    }
+}

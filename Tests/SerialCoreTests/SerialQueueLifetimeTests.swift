@@ -1,0 +1,148 @@
+import SerialCore
+import SerialTestSupport
+import Testing
+
+/// Threads are recognised by their names (unique labels), since other suites run in parallel
+/// and create threads of their own.
+@Suite("SerialQueue lifetime")
+struct SerialQueueLifetimeTests {
+    @Test func releasingTheLastReferenceRunsEnqueuedWorkThenEndsTheThread() {
+        let ran = TestCounter()
+        var queue: SerialQueue? = SerialQueue(label: "drop-drain")
+        for _ in 0..<1_000 { queue!.async { ran.increment() } }
+        queue = nil  // joins the worker: enqueued work has run when this returns
+        _ = queue
+        #expect(ran.value == 1_000)
+        #expect(!currentThreadNames().contains("drop-drain"), "a released queue kept its thread")
+    }
+
+    @Test func theWorkerDoesNotRetainTheQueue() {
+        weak var weakQueue: SerialQueue?
+        do {
+            let queue = SerialQueue(label: "weak")
+            weakQueue = queue
+            queue.asyncAfter(delay: .seconds(3600)) {}
+            queue.sync {}
+        }
+        #expect(weakQueue == nil)
+    }
+
+    @Test func lastReleaseOnTheWorkerItselfDoesNotJoinItself() {
+        let released = TestSemaphore()
+        let ranAfter = TestCounter()
+        do {
+            let queue = SerialQueue(label: "self-release")
+            let gate = TestSemaphore()
+            // The only remaining references end up in closures the worker runs and releases.
+            queue.async { [queue] in
+                _ = gate.wait()
+                queue.async { ranAfter.increment() }
+                queue.async { released.signal() }
+            }
+            gate.signal()
+        }
+        #expect(released.wait(), "work enqueued before a release on the worker did not run")
+        #expect(ranAfter.value == 1)
+        #expect(eventually { !currentThreadNames().contains("self-release") }, "the detached worker never exited")
+    }
+
+    @Test func theWorkerThreadIsNamedFromTheLabel() {
+        let queue = SerialQueue(label: "named-worker-thread-long-label")
+        let started = TestSemaphore()
+        queue.async { started.signal() }
+        #expect(started.wait(), "the worker never ran")
+        let names = currentThreadNames()
+        #expect(names.contains("named-worker-th"), "thread names: \(names)")
+        _ = queue
+    }
+
+    @Test(arguments: [
+        ("a", "a"), ("exactly15bytes!", "exactly15bytes!"), ("sixteen-bytes-xx", "sixteen-bytes-x"),
+        // "é" is two bytes in UTF-8: the name stops before a character that would not fit whole.
+        ("ééééééé-x", "ééééééé-"), ("éééééééé", "ééééééé"),
+    ])
+    func threadNamesKeepFifteenBytesOnCharacterBoundaries(label: String, expected: String) {
+        let queue = SerialQueue(label: label)
+        let started = TestSemaphore()
+        queue.async { started.signal() }  // the worker names itself before it runs any work
+        #expect(started.wait(), "the worker never ran")
+        let names = currentThreadNames()
+        #expect(names.contains(expected), "thread names: \(names)")
+        _ = queue
+    }
+
+    @Test func shutdownDrainRunsPendingWorkAndEndsTheThread() {
+        let queue = SerialQueue(label: "drain-shutdown")
+        let ran = TestCounter()
+        let gate = TestSemaphore()
+        queue.async { _ = gate.wait() }
+        for _ in 0..<100 { queue.async { ran.increment() } }
+        let delayed = queue.asyncAfter(delay: .seconds(3600)) {}
+        gate.signal()
+        let report = queue.shutdown(.drain)
+        #expect(ran.value == 100)
+        #expect(report == ShutdownReport(cancelledWork: 0, cancelledDelayedWork: 1))
+        #expect(delayed.isCancelled)
+        #expect(queue.isShutDown)
+        #expect(!currentThreadNames().contains("drain-shutdown"), "shutdown returned before the worker exited")
+    }
+
+    @Test func shutdownCancelPendingDropsQueuedWorkAndSaysHowMuch() {
+        let queue = SerialQueue(label: "cancel")
+        let ran = TestCounter()
+        let started = TestSemaphore()
+        let gate = TestSemaphore()
+        queue.async {
+            started.signal()
+            _ = gate.wait()
+        }
+        #expect(started.wait(), "first work did not start")
+        for _ in 0..<50 { queue.async { ran.increment() } }
+        let releaser = SerialQueue(label: "cancel-releaser")
+        releaser.asyncAfter(delay: .milliseconds(20)) { gate.signal() }
+        let report = queue.shutdown(.cancelPending)
+        #expect(ran.value == 0)
+        #expect(report.cancelledWork == 50)
+    }
+
+    @Test func shutdownCancelPendingFromInsideWorkDropsTheRestOfTheBatch() {
+        let queue = SerialQueue(label: "cancel-inside")
+        let ran = TestCounter()
+        let gate = TestSemaphore()
+        queue.async { _ = gate.wait() }
+        let innerReport = LockedValue<ShutdownReport?>(nil)
+        let shutDownInside = TestSemaphore()
+        queue.async {
+            let report = queue.shutdown(.cancelPending)
+            innerReport.withLock { $0 = report }
+            shutDownInside.signal()
+        }
+        for _ in 0..<20 { queue.async { ran.increment() } }
+        gate.signal()
+        #expect(shutDownInside.wait(), "shutdown from inside work never returned")
+        let report = queue.shutdown()  // a second call waits for the worker, then gives the totals
+        #expect(report == ShutdownReport(cancelledWork: 20, cancelledDelayedWork: 0))
+        // Called from inside, the rest of the batch is dropped after the call returns.
+        #expect(innerReport.withLock { $0 } == ShutdownReport(cancelledWork: 0, cancelledDelayedWork: 0))
+        #expect(ran.value == 0, "work after a cancelling shutdown ran")
+    }
+
+    @Test func tryAsyncAfterShutdownThrowsInsteadOfDropping() {
+        let queue = SerialQueue(label: "try-async")
+        queue.shutdown()
+        #expect(throws: SerialQueueError.shutDown(label: "try-async")) {
+            try queue.tryAsync {}
+        }
+    }
+
+    @Test func shutdownFromTheQueuesOwnWorkDoesNotDeadlock() {
+        let queue = SerialQueue(label: "self-shutdown")
+        let done = TestSemaphore()
+        queue.async {
+            queue.shutdown()
+            done.signal()
+        }
+        #expect(done.wait(), "shutdown from the queue's own work never returned")
+        #expect(queue.isShutDown)
+    }
+}
