@@ -42,7 +42,7 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
     let timers: TimerService
     let workers: [any Scheduling]
     let nextWorker = Atomic<Int>(0)
-    let state = Locked(State())
+    let state = LockedValue(State())
 
     /// Creates a manager whose blocking operations run on `workerCount` new `SerialQueue`s
     /// labelled `label-0`, `label-1`, …
@@ -196,9 +196,12 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
     ) throws(TimeoutManagerError) -> UInt64? {
         if timeout < .zero { TimersMisuse.negativeTimeout(timeout) }
         let maximum = self.maximumInFlight
-        let begin = try self.state.withLock { state throws(TimeoutManagerError) in
-            try state.begin(key: key, completion: completion, maximumInFlight: maximum)
-        }
+        // The lock rethrows untyped errors: carry the typed one out in a Result.
+        let begin = try self.state.withLock { state in
+            Result { () throws(TimeoutManagerError) in
+                try state.begin(key: key, completion: completion, maximumInFlight: maximum)
+            }
+        }.get()
         guard case .started(let id) = begin else { return nil }
         do {
             // Holds the manager strongly: a pending deadline keeps it alive until the task ends.

@@ -10,7 +10,7 @@ extension TimerService {
         let callbacksPerTurn: Int
         /// Tick 0: the scheduler's time when the service was created.
         let origin: MonotonicInstant
-        let state: Locked<State>
+        let state: LockedValue<State>
 
         init(scheduler: any Scheduling, tickNanoseconds: UInt64, maximumPending: Int, callbacksPerTurn: Int) {
             self.scheduler = scheduler
@@ -18,7 +18,7 @@ extension TimerService {
             self.maximumPending = maximumPending
             self.callbacksPerTurn = callbacksPerTurn
             self.origin = scheduler.now
-            self.state = Locked(State(wheel: TimingWheel()))
+            self.state = LockedValue(State(wheel: TimingWheel()))
         }
 
         @discardableResult
@@ -34,9 +34,13 @@ extension TimerService {
             let deadlineTick = self.tickAtOrAfter(deadline)
             let nowTick = self.tickAtOrBefore(now)
             let maximum = self.maximumPending
-            let (slot, action) = try self.state.withLock { state throws(TimerServiceError) in
-                try state.schedule(callback, deadlineTick: deadlineTick, nowTick: nowTick, maximumPending: maximum)
+            // The lock rethrows untyped errors: carry the typed one out in a Result.
+            let decision = self.state.withLock { state in
+                Result { () throws(TimerServiceError) in
+                    try state.schedule(callback, deadlineTick: deadlineTick, nowTick: nowTick, maximumPending: maximum)
+                }
             }
+            let (slot, action) = try decision.get()
             self.perform(action)
             return slot
         }

@@ -2,7 +2,6 @@ import SerialCore
 import SerialTestSupport
 import SerialTesting
 import SerialTimers
-import Synchronization
 import Testing
 
 /// TimeoutManager on virtual time: one outcome per task, late results, keys, shutdown.
@@ -12,7 +11,7 @@ struct TimeoutManagerTests {
 
     /// Collects outcomes (as text, for easy comparison) and whether they ran on the scheduler.
     final class Outcomes: Sendable {
-        let list = Mutex<[String]>([])
+        let list = LockedValue<[String]>([])
         let offScheduler = TestCounter()
         func record(_ name: String, _ outcome: TimeoutOutcome<Int>, on scheduler: VirtualScheduler) {
             if !scheduler.isCurrent { self.offScheduler.increment() }
@@ -23,7 +22,7 @@ struct TimeoutManagerTests {
 
     /// Hands the test the completion of a completion-based operation.
     final class Pending: Sendable {
-        let completions = Mutex<[TimeoutCompletion<Int>]>([])
+        let completions = LockedValue<[TimeoutCompletion<Int>]>([])
         func keep(_ completion: TimeoutCompletion<Int>) { self.completions.withLock { $0.append(completion) } }
         subscript(index: Int) -> TimeoutCompletion<Int> { self.completions.withLock { $0[index] } }
     }
@@ -54,7 +53,7 @@ struct TimeoutManagerTests {
         let start = scheduler.now
         let outcomes = Outcomes()
         let pending = Pending()
-        let endedAt = Mutex<MonotonicInstant?>(nil)
+        let endedAt = LockedValue<MonotonicInstant?>(nil)
         try manager.start(timeout: .milliseconds(500), operation: pending.keep) { outcome in
             endedAt.withLock { $0 = scheduler.now }
             outcomes.record("a", outcome, on: scheduler)

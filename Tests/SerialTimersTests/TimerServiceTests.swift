@@ -2,7 +2,6 @@ import SerialCore
 import SerialTestSupport
 import SerialTesting
 import SerialTimers
-import Synchronization
 import Testing
 
 /// TimerService on virtual time: deadlines, the one armed wake-up, limits, stop.
@@ -10,7 +9,7 @@ import Testing
 struct TimerServiceTests {
     /// Records what ran, and the virtual time it ran at.
     final class Log: Sendable {
-        let entries = Mutex<[(String, MonotonicInstant)]>([])
+        let entries = LockedValue<[(String, MonotonicInstant)]>([])
         func append(_ name: String, at instant: MonotonicInstant) { self.entries.withLock { $0.append((name, instant)) } }
         var names: [String] { self.entries.withLock { $0.map(\.0) } }
         var times: [MonotonicInstant] { self.entries.withLock { $0.map(\.1) } }
@@ -223,7 +222,7 @@ struct TimerServiceTests {
     @Test func aBurstRunsAtMostCallbacksPerTurnAndLetsOtherWorkInBetween() throws {
         let scheduler = VirtualScheduler()
         let timers = TimerService(scheduler: scheduler, callbacksPerTurn: 4)
-        let log = Mutex<[String]>([])
+        let log = LockedValue<[String]>([])
         for index in 0..<10 {
             try timers.schedule(after: .milliseconds(5)) {
                 log.withLock { $0.append("timer-\(index)") }

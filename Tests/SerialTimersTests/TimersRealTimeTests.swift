@@ -1,7 +1,6 @@
 import SerialCore
 import SerialTestSupport
 import SerialTimers
-import Synchronization
 import Testing
 
 /// A few checks on a real SerialQueue and the real clock. Bounds are lenient (shared CI
@@ -16,7 +15,7 @@ struct TimersRealTimeTests {
         let timers = TimerService(scheduler: queue, tick: tick)
         let delays: [Duration] = [.milliseconds(1), .milliseconds(7), .milliseconds(20), .milliseconds(45), .milliseconds(130)]
         let done = TestSemaphore()
-        let lateness = Mutex<[Duration]>([])
+        let lateness = LockedValue<[Duration]>([])
         let wrongQueue = TestCounter()
         for delay in delays {
             let deadline = MonotonicInstant.now() + delay
@@ -56,7 +55,7 @@ struct TimersRealTimeTests {
         let callbacks = SerialQueue(label: "timeouts-cb")
         let manager = TimeoutManager<String>(scheduler: callbacks, workerCount: 2, label: "to-real")
         let done = TestSemaphore()
-        let outcomes = Mutex<[String: String]>([:])
+        let outcomes = LockedValue<[String: String]>([:])
         let gate = TestSemaphore()
         _ = try? manager.run(taskKey: "fast", timeout: .seconds(20), operation: { "fast done" }) { outcome in
             outcomes.withLock { $0["fast"] = "\(outcome)" }

@@ -1,7 +1,7 @@
 import Glibc
+import SerialCore
 import SerialRuntime
 import SerialTestSupport
-import Synchronization
 import Testing
 
 /// Timers and timeouts under contention: several threads (more than the cores) schedule and
@@ -11,38 +11,15 @@ import Testing
 struct TimersStressTests {
     static let threads = 6
 
-    /// A pthread mutex around a value: ThreadSanitizer intercepts pthread locks, while it cannot
-    /// see the ordering `Synchronization.Mutex` provides on Linux (it would report false races).
-    final class PthreadLocked<Value>: @unchecked Sendable {  // `value` is only touched under `mutex`
-        private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        private var value: Value
-
-        init(_ value: Value) {
-            self.value = value
-            pthread_mutex_init(self.mutex, nil)
-        }
-
-        deinit {
-            pthread_mutex_destroy(self.mutex)
-            self.mutex.deallocate()
-        }
-
-        func withLock<T>(_ body: (inout Value) -> T) -> T {
-            pthread_mutex_lock(self.mutex)
-            defer { pthread_mutex_unlock(self.mutex) }
-            return body(&self.value)
-        }
-    }
-
     /// Per-id counters, so a double fire or a fire after a successful cancel is caught by id.
     final class Tally: Sendable {
-        let fired: PthreadLocked<[UInt8]>
-        let cancelled: PthreadLocked<[UInt8]>
+        let fired: LockedValue<[UInt8]>
+        let cancelled: LockedValue<[UInt8]>
         let early = TestCounter()
 
         init(count: Int) {
-            self.fired = PthreadLocked(Array(repeating: 0, count: count))
-            self.cancelled = PthreadLocked(Array(repeating: 0, count: count))
+            self.fired = LockedValue(Array(repeating: 0, count: count))
+            self.cancelled = LockedValue(Array(repeating: 0, count: count))
         }
 
         func fire(_ id: Int) { self.fired.withLock { $0[id] &+= 1 } }
@@ -158,7 +135,7 @@ struct TimersStressTests {
         let callbacks = SerialQueue(label: "stress-to-cb")
         let reporters = (0..<2).map { SerialQueue(label: "stress-rep-\($0)") }
         let manager = TimeoutManager<Int>(scheduler: callbacks, workerCount: 2, label: "stress-to", tick: .microseconds(200))
-        let outcomes = PthreadLocked<[UInt8]>(Array(repeating: 0, count: Self.threads * perThread))
+        let outcomes = LockedValue<[UInt8]>(Array(repeating: 0, count: Self.threads * perThread))
         let timedOut = TestCounter()
         let completed = TestCounter()
         let started = TestCounter()
