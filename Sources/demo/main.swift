@@ -1,8 +1,9 @@
 import SerialRuntime
 
-// `swift run demo` walks through the library, one scene per module.
+// `swift run demo` walks through the library, one scene per module, lowest layer first.
 print("swift-serial-runtime demo\n")
 SerialQueueScene.run()
+TimersScene.run()
+await SerialCountdownScene.run()
 await PollingScene.run()
 RequestsScene.run()
-await SerialCountdownScene.run()
