@@ -1,0 +1,80 @@
+extension TimeoutManager {
+    typealias Completion = @Sendable (TimeoutOutcome<Value>) -> Void
+
+    /// One task in flight: who waits for it, its key, its deadline timer.
+    struct Entry {
+        var key: String?
+        var first: Completion
+        var joined: [Completion] = []
+        var timer: TimerHandle? = nil
+
+        var completions: [Completion] { [self.first] + self.joined }
+    }
+
+    enum Begin {
+        case started(UInt64)
+        case joined
+    }
+
+    /// Everything the manager's mutex guards; each operation returns what to do after the lock.
+    ///
+    /// - Invariant: a task is in `tasks` from its start until its one outcome is decided;
+    ///   `keys[key]` names the in-flight task of that key, if any, and nothing else.
+    struct State {
+        var tasks: [UInt64: Entry] = [:]
+        var keys: [String: UInt64] = [:]
+        var nextID: UInt64 = 0
+        var isShutDown = false
+        var lateResults = 0
+        var skippedOperations = 0
+
+        mutating func begin(
+            key: String?, completion: @escaping Completion, maximumInFlight: Int
+        ) throws(TimeoutManagerError) -> Begin {
+            if self.isShutDown { throw .shutDown }
+            if let key, let id = self.keys[key] {
+                self.tasks[id]!.joined.append(completion)
+                return .joined
+            }
+            if self.tasks.count >= maximumInFlight { throw .tooManyInFlight(limit: maximumInFlight) }
+            self.nextID &+= 1
+            let id = self.nextID
+            self.tasks[id] = Entry(key: key, first: completion)
+            if let key { self.keys[key] = id }
+            return .started(id)
+        }
+
+        /// Keeps the task's deadline timer; `false` when the task already ended (cancel it).
+        mutating func attach(_ timer: TimerHandle, to id: UInt64) -> Bool {
+            guard self.tasks[id] != nil else { return false }
+            self.tasks[id]!.timer = timer
+            return true
+        }
+
+        /// Whether a worker should start the operation; counts it as skipped otherwise.
+        mutating func shouldStart(_ id: UInt64) -> Bool {
+            if self.tasks[id] != nil { return true }
+            self.skippedOperations += 1
+            return false
+        }
+
+        /// Decides the task's outcome: returns its entry when this call ended it, `nil` when it
+        /// had already ended (a late result is counted; a late timeout is not).
+        mutating func finish(_ id: UInt64, isResult: Bool) -> Entry? {
+            guard let entry = self.tasks.removeValue(forKey: id) else {
+                if isResult { self.lateResults += 1 }
+                return nil
+            }
+            if let key = entry.key { self.keys[key] = nil }
+            return entry
+        }
+
+        mutating func shutDown() -> [Entry] {
+            self.isShutDown = true
+            let entries = self.tasks.sorted { $0.key < $1.key }.map(\.value)  // in start order
+            self.tasks = [:]
+            self.keys = [:]
+            return entries
+        }
+    }
+}

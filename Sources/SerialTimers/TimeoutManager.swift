@@ -1,0 +1,233 @@
+import SerialCore
+import Synchronization
+
+/// Runs operations with a timeout: each task ends with exactly one `TimeoutOutcome` — its
+/// result, or `.timedOut` — never both, even when the result races the deadline.
+///
+/// ```swift
+/// let callbacks = SerialQueue(label: "callbacks")
+/// let manager = TimeoutManager<String>(scheduler: callbacks, workerCount: 2)
+/// try manager.run(taskKey: "host-1", timeout: .milliseconds(500)) {
+///     try fetchStatus("host-1")                 // blocking; runs on a worker queue
+/// } completion: { outcome in
+///     print(outcome)                            // on `callbacks`: completed(...) or timedOut
+/// }
+/// ```
+///
+/// **Operations.** A blocking operation (`run`) runs on one of a small pool of worker
+/// schedulers (by default `SerialQueue`s owned by the manager), chosen round-robin. A
+/// completion-based operation (`start`) is called on the caller's thread and reports through
+/// a `TimeoutCompletion`. An operation whose task has already ended (timed out while waiting
+/// for its worker, or shut down) is not started at all, and counted in `skippedOperationCount`.
+/// A blocking operation cannot be interrupted: after its timeout it keeps its worker busy
+/// until it returns, and its result is then dropped.
+///
+/// **Exactly one outcome.** The result and the deadline race for one lock; whichever comes
+/// first ends the task, and the other is dropped. Results that lose are counted in
+/// `lateResultCount`. Completions run on the manager's scheduler.
+///
+/// **Keys.** A task may carry a `taskKey`. While a task with that key is in flight, another
+/// call with the same key *joins* it: its operation is not run, its timeout is not used, and
+/// its completion gets the running task's outcome, after the first caller's (in join order,
+/// in the same scheduler turn). Once the task has ended, the key is free again. Joining
+/// rather than rejecting means a duplicate request costs nothing and no callback is lost.
+///
+/// **Lifetime.** A task's deadline timer keeps the manager alive until the task ends.
+/// `shutdown()` ends every task in flight with `.cancelled`.
+public final class TimeoutManager<Value: Sendable>: Sendable {
+    /// Where completions (and the deadline timers) run.
+    public let scheduler: any Scheduling
+    /// The most tasks that may be in flight at once.
+    public let maximumInFlight: Int
+    let timers: TimerService
+    let workers: [any Scheduling]
+    let nextWorker = Atomic<Int>(0)
+    let state = LockedValue(State())
+
+    /// Creates a manager whose blocking operations run on `workerCount` new `SerialQueue`s
+    /// labelled `label-0`, `label-1`, …
+    ///
+    /// - Parameters:
+    ///   - scheduler: where completions and deadline timers run.
+    ///   - workerCount: how many worker queues run blocking operations (each runs one at a time).
+    ///   - label: the prefix of the worker queues' labels (and thread names).
+    ///   - tick: the resolution of deadlines; a timeout fires at most one tick late.
+    ///   - maximumInFlight: beyond this many tasks in flight, `run`/`start` throw `.tooManyInFlight`.
+    /// - Precondition: `workerCount >= 1`.
+    public convenience init(
+        scheduler: any Scheduling,
+        workerCount: Int = 2,
+        label: String = "timeouts",
+        tick: Duration = .milliseconds(1),
+        maximumInFlight: Int = Int.max
+    ) {
+        if workerCount < 1 { TimersMisuse.invalidWorkerCount(workerCount) }
+        let queues = (0..<workerCount).map { SerialQueue(label: "\(label)-\($0)") }
+        self.init(scheduler: scheduler, workers: queues, tick: tick, maximumInFlight: maximumInFlight)
+    }
+
+    /// Creates a manager whose blocking operations run on `workers` (for tests: a
+    /// `VirtualScheduler`, so operations run when the test advances time).
+    ///
+    /// - Precondition: `workers` is not empty, `maximumInFlight >= 1`, `tick` at least one nanosecond.
+    public init(
+        scheduler: any Scheduling,
+        workers: [any Scheduling],
+        tick: Duration = .milliseconds(1),
+        maximumInFlight: Int = Int.max
+    ) {
+        if workers.isEmpty { TimersMisuse.noWorkers() }
+        if maximumInFlight < 1 { TimersMisuse.invalidMaximumInFlight(maximumInFlight) }
+        self.scheduler = scheduler
+        self.workers = workers
+        self.maximumInFlight = maximumInFlight
+        // No limit here: the manager enforces its own, and a timer of a task that just ended
+        // may still count as pending for a moment.
+        self.timers = TimerService(scheduler: scheduler, tick: tick)
+    }
+
+    /// Runs the blocking `operation` on a worker with a deadline `timeout` from now, and calls
+    /// `completion` on the scheduler with its one outcome.
+    ///
+    /// - Parameters:
+    ///   - taskKey: joins a task in flight with the same key instead of starting one.
+    ///   - timeout: how long the result may take; zero or more.
+    /// - Returns: Whether the task was started or joined.
+    /// - Throws: `.shutDown` after `shutdown()`; `.tooManyInFlight` at `maximumInFlight`.
+    ///   When it throws, `completion` is never called.
+    /// - Precondition: `timeout` is not negative.
+    @discardableResult
+    public func run(
+        taskKey: String? = nil,
+        timeout: Duration,
+        operation: @escaping @Sendable () throws -> Value,
+        completion: @escaping @Sendable (TimeoutOutcome<Value>) -> Void
+    ) throws(TimeoutManagerError) -> TimeoutStart {
+        guard let id = try self.begin(key: taskKey, timeout: timeout, completion: completion) else { return .joined }
+        let index = self.nextWorker.wrappingAdd(1, ordering: .relaxed).oldValue
+        let worker = self.workers[Int(UInt(bitPattern: index) % UInt(self.workers.count))]
+        worker.execute {
+            guard self.state.withLock({ $0.shouldStart(id) }) else { return }
+            let outcome: TimeoutOutcome<Value>
+            do {
+                outcome = .completed(try operation())
+            } catch {
+                outcome = .failed(error)
+            }
+            self.finish(id, with: outcome)
+        }
+        return .started
+    }
+
+    /// Starts the completion-based `operation` on the caller's thread, with a deadline
+    /// `timeout` from now; `completion` gets the one outcome on the scheduler.
+    ///
+    /// `operation` receives a `TimeoutCompletion` to report its result with, from any thread,
+    /// at any time; a report after the deadline is dropped and counted.
+    ///
+    /// - Returns, Throws, Precondition: as `run(taskKey:timeout:operation:completion:)`.
+    @discardableResult
+    public func start(
+        taskKey: String? = nil,
+        timeout: Duration,
+        operation: (TimeoutCompletion<Value>) -> Void,
+        completion: @escaping @Sendable (TimeoutOutcome<Value>) -> Void
+    ) throws(TimeoutManagerError) -> TimeoutStart {
+        guard let id = try self.begin(key: taskKey, timeout: timeout, completion: completion) else { return .joined }
+        operation(TimeoutCompletion(manager: self, id: id))
+        return .started
+    }
+
+    /// Runs the blocking `operation` on a worker with a timeout and returns its one outcome
+    /// (joining a task in flight with the same key).
+    ///
+    /// - Throws: as `run(taskKey:timeout:operation:completion:)`.
+    public func run(
+        taskKey: String? = nil,
+        timeout: Duration,
+        operation: @escaping @Sendable () throws -> Value
+    ) async throws(TimeoutManagerError) -> TimeoutOutcome<Value> {
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<TimeoutOutcome<Value>, TimeoutManagerError>, Never>) in
+            do throws(TimeoutManagerError) {
+                try self.run(taskKey: taskKey, timeout: timeout, operation: operation) { outcome in
+                    continuation.resume(returning: .success(outcome))
+                }
+            } catch {
+                continuation.resume(returning: .failure(error))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Tasks started and not yet ended.
+    public var inFlightCount: Int { self.state.withLock { $0.tasks.count } }
+
+    /// Results that arrived after their task had ended (timed out, shut down, or reported
+    /// twice), and were dropped.
+    public var lateResultCount: Int { self.state.withLock { $0.lateResults } }
+
+    /// Blocking operations never started because their task ended while they waited for a worker.
+    public var skippedOperationCount: Int { self.state.withLock { $0.skippedOperations } }
+
+    /// Ends every task in flight with `.cancelled` (completions run on the scheduler) and
+    /// refuses new tasks with `.shutDown`. Blocking operations already running are not
+    /// interrupted; their results are dropped. Calling it again does nothing.
+    ///
+    /// - Returns: How many tasks were cancelled.
+    @discardableResult
+    public func shutdown() -> Int {
+        let entries = self.state.withLock { $0.shutDown() }
+        self.timers.stop()
+        let completions = entries.flatMap(\.completions)
+        if !completions.isEmpty {
+            self.scheduler.execute {
+                for completion in completions { completion(.cancelled) }
+            }
+        }
+        return entries.count
+    }
+
+    // MARK: - Internals
+
+    /// Registers the task (or joins one) and arms its deadline; the task's id when started.
+    private func begin(
+        key: String?, timeout: Duration, completion: @escaping Completion
+    ) throws(TimeoutManagerError) -> UInt64? {
+        if timeout < .zero { TimersMisuse.negativeTimeout(timeout) }
+        let maximum = self.maximumInFlight
+        // The lock rethrows untyped errors: carry the typed one out in a Result.
+        let begin = try self.state.withLock { state in
+            Result { () throws(TimeoutManagerError) in
+                try state.begin(key: key, completion: completion, maximumInFlight: maximum)
+            }
+        }.get()
+        guard case .started(let id) = begin else { return nil }
+        do {
+            // Holds the manager strongly: a pending deadline keeps it alive until the task ends.
+            let timer = try self.timers.schedule(after: timeout) { self.finish(id, with: .timedOut) }
+            if !self.state.withLock({ $0.attach(timer, to: id) }) { timer.cancel() }
+        } catch {
+            // Stopped by a shutdown() racing this call: that shutdown already cancelled the task.
+        }
+        return id
+    }
+
+    /// Ends task `id` with `outcome` if it is still in flight; `false` if it had already ended.
+    @discardableResult
+    func finish(_ id: UInt64, with outcome: TimeoutOutcome<Value>) -> Bool {
+        let isTimeout = outcome.isTimedOut
+        guard let entry = self.state.withLock({ $0.finish(id, isResult: !isTimeout) }) else { return false }
+        if isTimeout {
+            // Decided on the scheduler, in the timer's turn: deliver right here.
+            for completion in entry.completions { completion(outcome) }
+        } else {
+            entry.timer?.cancel()
+            let completions = entry.completions
+            self.scheduler.execute {
+                for completion in completions { completion(outcome) }
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,93 @@
+/// How a task run by a `TimeoutManager` ended. Every task ends exactly one of these ways, and
+/// every completion registered for it (the first caller's and any joined ones) gets it once.
+public enum TimeoutOutcome<Value: Sendable>: Sendable {
+    /// The operation returned `Value` before the deadline.
+    case completed(Value)
+    /// The operation threw (or its completion reported) this error before the deadline.
+    case failed(any Error)
+    /// The deadline passed first; a result arriving later is dropped and counted.
+    case timedOut
+    /// The manager was shut down while the task was in flight.
+    case cancelled
+
+    /// The value of `.completed`, otherwise `nil`.
+    public var value: Value? {
+        if case .completed(let value) = self { return value }
+        return nil
+    }
+
+    /// Whether this is `.timedOut`.
+    public var isTimedOut: Bool {
+        if case .timedOut = self { return true }
+        return false
+    }
+}
+
+extension TimeoutOutcome: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .completed(let value): return "completed(\(value))"
+        case .failed(let error): return "failed(\(error))"
+        case .timedOut: return "timedOut"
+        case .cancelled: return "cancelled"
+        }
+    }
+}
+
+/// Why a `TimeoutManager` refused to start a task. The task's completion will not be called.
+public enum TimeoutManagerError: Error, Hashable, CustomStringConvertible {
+    /// `limit` tasks were already in flight (`maximumInFlight`).
+    case tooManyInFlight(limit: Int)
+    /// The manager was shut down before this call.
+    case shutDown
+
+    public var description: String {
+        switch self {
+        case .tooManyInFlight(let limit):
+            return "TimeoutManager: \(limit) tasks already in flight (maximumInFlight); the task was not started"
+        case .shutDown:
+            return "TimeoutManager: shut down; the task was not started"
+        }
+    }
+}
+
+/// What a `TimeoutManager` did with a new task.
+public enum TimeoutStart: Hashable, Sendable {
+    /// A new task: its operation was started and its deadline armed.
+    case started
+    /// A task with the same key was in flight: this caller joined it. Its own operation and
+    /// timeout are not used; its completion gets the running task's outcome.
+    case joined
+}
+
+/// The way a completion-based operation reports its result to its `TimeoutManager`.
+///
+/// Call it once. Any call after the task has ended (timed out, shut down, or a second call)
+/// is dropped and counted in `lateResultCount`.
+public struct TimeoutCompletion<Value: Sendable>: Sendable {
+    let manager: TimeoutManager<Value>
+    let id: UInt64
+
+    /// Reports `result`.
+    ///
+    /// - Returns: `true` when it ended the task; `false` when the task had already ended.
+    @discardableResult
+    public func callAsFunction(_ result: Result<Value, any Error>) -> Bool {
+        switch result {
+        case .success(let value): return self.manager.finish(self.id, with: .completed(value))
+        case .failure(let error): return self.manager.finish(self.id, with: .failed(error))
+        }
+    }
+
+    /// Reports success with `value`; see `callAsFunction(_:)`.
+    @discardableResult
+    public func succeed(_ value: Value) -> Bool {
+        self.manager.finish(self.id, with: .completed(value))
+    }
+
+    /// Reports failure with `error`; see `callAsFunction(_:)`.
+    @discardableResult
+    public func fail(_ error: any Error) -> Bool {
+        self.manager.finish(self.id, with: .failed(error))
+    }
+}

@@ -1,0 +1,145 @@
+import SerialCore
+
+/// Timers on one scheduler, kept in a `TimingWheel` and woken by a single delayed wake-up.
+///
+/// ```swift
+/// let queue = SerialQueue(label: "timers")
+/// let timers = TimerService(scheduler: queue)
+/// let handle = try timers.schedule(after: .seconds(2)) { print("fired on", queue) }
+/// handle.cancel()   // true: it will not fire
+/// ```
+///
+/// **Wake-ups.** The service keeps at most one delayed wake-up armed on its scheduler, for the
+/// wheel's next occupied slot (`TimingWheel.nextExpiry`), and none when no timer was ever
+/// pending. Scheduling re-arms only when the new timer's slot comes before the armed one, so
+/// a stream of timers further out costs no scheduler call. Cancelling never re-arms: a
+/// wake-up left for a cancelled timer runs once, finds nothing due, and re-arms for what is
+/// left, if anything. Far timers cost no wake-ups until their slot approaches: at most one
+/// per wheel level on their way down, typically only the one when they are due.
+///
+/// **Time.** A deadline is rounded up to the service's tick: a callback never runs before its
+/// deadline, and, on a punctual scheduler, at most one tick after it. Ticks count from the
+/// scheduler's `now` when the service was created.
+///
+/// **Threads.** `schedule`, `cancel`, `pendingCount` and `stop` may be called from any thread,
+/// including from callbacks. The wheel sits behind a mutex; decisions are made under it and
+/// scheduler calls and callbacks happen after it is released. Callbacks run on the
+/// scheduler, one at a time, in deadline order (submission order within a tick), at most
+/// `callbacksPerTurn` per scheduler turn: the rest continue in a follow-up turn submitted
+/// with `execute`, so a burst of expiries cannot starve other work on the scheduler.
+///
+/// **Lifetime.** A `TimerHandle` keeps its service alive (so does a callback that captures
+/// the service, until it runs). When the last reference to the service goes, its pending
+/// timers are dropped without running, as `stop()` would. Stop the service before shutting
+/// its `SerialQueue` down: arming a wake-up on a shut-down queue traps there.
+///
+/// - Complexity: `schedule` and `cancel` are O(1) whatever the number of pending timers:
+///   a wheel insert or unlink under the lock, and one allocation (the handle).
+public final class TimerService: Sendable {
+    /// The scheduler callbacks run on.
+    public let scheduler: any Scheduling
+    /// The wheel's resolution.
+    public let tick: Duration
+    /// The most timers that may be pending at once.
+    public let maximumPending: Int
+    /// The most callbacks one scheduler turn runs.
+    public let callbacksPerTurn: Int
+
+    /// Holds the wheel. Closures given to the scheduler capture the core, never the service,
+    /// so releasing the service can stop it (and the service needs no weak references, which
+    /// would slow every retain of it down).
+    let core: Core
+
+    /// Creates a service whose callbacks run on `scheduler`.
+    ///
+    /// - Parameters:
+    ///   - scheduler: where wake-ups are armed and callbacks run (a `SerialQueue`, or a
+    ///     `VirtualScheduler` in tests).
+    ///   - tick: the resolution; deadlines round up to it. Coarser ticks mean fewer wake-ups.
+    ///   - maximumPending: beyond this many pending timers, `schedule` throws `.tooManyPending`.
+    ///   - callbacksPerTurn: the most callbacks run in one scheduler turn.
+    /// - Precondition: `tick` is at least one nanosecond, `maximumPending` and
+    ///   `callbacksPerTurn` at least 1; otherwise this traps, saying which.
+    public init(
+        scheduler: any Scheduling,
+        tick: Duration = .milliseconds(1),
+        maximumPending: Int = Int.max,
+        callbacksPerTurn: Int = 1024
+    ) {
+        let nanoseconds = tick.saturatingNanoseconds
+        if nanoseconds < 1 { TimersMisuse.invalidTick(tick) }
+        if maximumPending < 1 { TimersMisuse.invalidMaximumPending(maximumPending) }
+        if callbacksPerTurn < 1 { TimersMisuse.invalidCallbacksPerTurn(callbacksPerTurn) }
+        self.scheduler = scheduler
+        self.tick = tick
+        self.maximumPending = maximumPending
+        self.callbacksPerTurn = callbacksPerTurn
+        self.core = Core(
+            scheduler: scheduler, tickNanoseconds: UInt64(nanoseconds), maximumPending: maximumPending,
+            callbacksPerTurn: callbacksPerTurn)
+    }
+
+    deinit {
+        self.core.stop()  // drops pending callbacks and cancels the armed wake-up
+    }
+
+    /// Runs `callback` on the scheduler once `delay` has passed (a delay of zero or less: at
+    /// the next tick).
+    ///
+    /// - Returns: A handle whose `cancel()` prevents the callback.
+    /// - Throws: `.stopped` after `stop()`; `.tooManyPending` when `maximumPending` timers wait.
+    /// - Complexity: O(1): a wheel insert under the lock, plus a scheduler call only when
+    ///   this timer is due before the armed wake-up. Allocates the handle.
+    @discardableResult
+    public func schedule(
+        after delay: Duration, _ callback: @escaping @Sendable () -> Void
+    ) throws(TimerServiceError) -> TimerHandle {
+        let now = self.scheduler.now
+        let slot = try self.core.insert(Callback(run: callback), deadline: now.advanced(by: delay), now: now)
+        return TimerHandle(service: self, slot: slot, deadline: now.advanced(by: delay))
+    }
+
+    /// Runs `callback` on the scheduler at or after `deadline` (a past deadline: at the next tick).
+    ///
+    /// - Returns: A handle whose `cancel()` prevents the callback.
+    /// - Throws: `.stopped` after `stop()`; `.tooManyPending` when `maximumPending` timers wait.
+    /// - Complexity: O(1), as `schedule(after:_:)`.
+    @discardableResult
+    public func schedule(
+        at deadline: MonotonicInstant, _ callback: @escaping @Sendable () -> Void
+    ) throws(TimerServiceError) -> TimerHandle {
+        let slot = try self.core.insert(Callback(run: callback), deadline: deadline, now: self.scheduler.now)
+        return TimerHandle(service: self, slot: slot, deadline: deadline)
+    }
+
+    /// Timers that have neither run nor been cancelled, including due ones waiting for a turn.
+    public var pendingCount: Int {
+        self.core.state.withLock { $0.pendingCount }
+    }
+
+    /// How many delayed wake-ups of this service have run on the scheduler so far, including
+    /// ones that found nothing due (left armed for timers cancelled since). With only far
+    /// timers pending this stays still: a measure of idle wake-ups.
+    public var wakeUpCount: Int {
+        self.core.state.withLock { $0.wakeUps }
+    }
+
+    /// Whether `stop()` has been called.
+    public var isStopped: Bool {
+        self.core.state.withLock { $0.isStopped }
+    }
+
+    /// Stops the service: every timer that has not been handed to a scheduler turn is dropped
+    /// without running, the armed wake-up is cancelled, and later `schedule` calls throw
+    /// `.stopped`. Handles of dropped timers then answer `cancel()` with `false`.
+    ///
+    /// A turn already running on the scheduler finishes its batch (callbacks that were due and
+    /// taken before the call). Calling `stop()` again does nothing and returns 0.
+    ///
+    /// - Returns: How many timers were dropped.
+    /// - Complexity: O(pending).
+    @discardableResult
+    public func stop() -> Int {
+        self.core.stop()
+    }
+}

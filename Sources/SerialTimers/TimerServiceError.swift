@@ -1,0 +1,16 @@
+/// Why a `TimerService` refused a timer. Expected outcomes, not bugs: handle them.
+public enum TimerServiceError: Error, Hashable, CustomStringConvertible {
+    /// Refused: `pendingCount` had reached `maximumPending` (the `limit`).
+    case tooManyPending(limit: Int)
+    /// The service was stopped before this call.
+    case stopped
+
+    public var description: String {
+        switch self {
+        case .tooManyPending(let limit):
+            return "TimerService: \(limit) timers already pending (maximumPending); the timer was not scheduled"
+        case .stopped:
+            return "TimerService: stopped; the timer was not scheduled"
+        }
+    }
+}

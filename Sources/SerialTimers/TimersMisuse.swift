@@ -1,0 +1,71 @@
+/// Every programmer-error trap of SerialTimers, with the words crash tests match.
+///
+/// A message names the object, the rule that was broken, and the way out.
+@usableFromInline
+enum TimersMisuse {
+    @inline(never)
+    static func negativeCapacity(_ capacity: Int) -> String {
+        "TimingWheel(capacity: \(capacity)): capacity must be zero or more."
+    }
+
+    @usableFromInline
+    static let wheelFull =
+        "TimingWheel: more than \(Int32.max) elements waiting at once; cancel or expire some before inserting more."
+
+
+    @inline(never)
+    static func invalidTick(_ tick: Duration) -> Never {
+        preconditionFailure("""
+            TimerService(tick: \(tick)): the tick must be at least one nanosecond. \
+            Pass the resolution you need, e.g. .milliseconds(1).
+            """)
+    }
+
+    @inline(never)
+    static func invalidMaximumPending(_ value: Int) -> Never {
+        preconditionFailure("""
+            TimerService(maximumPending: \(value)): the maximum must be at least 1. \
+            Pass Int.max for no limit.
+            """)
+    }
+
+    @inline(never)
+    static func invalidCallbacksPerTurn(_ value: Int) -> Never {
+        preconditionFailure("""
+            TimerService(callbacksPerTurn: \(value)): at least one callback must run per turn, \
+            or due timers would never fire. Pass a positive bound, e.g. 1024.
+            """)
+    }
+
+    @inline(never)
+    static func invalidWorkerCount(_ value: Int) -> Never {
+        preconditionFailure("""
+            TimeoutManager(workerCount: \(value)): blocking operations need at least one worker queue. \
+            Pass a small positive count, e.g. 2.
+            """)
+    }
+
+    @inline(never)
+    static func noWorkers() -> Never {
+        preconditionFailure("""
+            TimeoutManager(workers: []): blocking operations need at least one worker scheduler. \
+            Pass one or more, or use init(scheduler:workerCount:) to get SerialQueue workers.
+            """)
+    }
+
+    @inline(never)
+    static func invalidMaximumInFlight(_ value: Int) -> Never {
+        preconditionFailure("""
+            TimeoutManager(maximumInFlight: \(value)): the maximum must be at least 1. \
+            Pass Int.max for no limit.
+            """)
+    }
+
+    @inline(never)
+    static func negativeTimeout(_ timeout: Duration) -> Never {
+        preconditionFailure("""
+            TimeoutManager: timeout \(timeout) is negative; pass zero or more \
+            (zero times out at the next tick unless the result is already in).
+            """)
+    }
+}

@@ -1,0 +1,74 @@
+import Glibc
+import SerialRuntime
+import Synchronization
+
+/// Seed 000: five hosts answer after random times; each gets one outcome, its answer or a
+/// timeout, from a timing wheel driven by one SerialQueue.
+enum TimersScene {
+    static func run() {
+        print("== Timers: five hosts, one timeout each, exactly one outcome ==")
+        let callbacks = SerialQueue(label: "demo.timers")
+        let manager = TimeoutManager<String>(scheduler: callbacks, workerCount: 5, label: "host", tick: .milliseconds(5))
+        let timeout: Duration = .milliseconds(800)
+        let start = MonotonicInstant.now()
+        let outcomes = Atomic<Int>(0)
+        let answered = Atomic<Int>(0)
+        var generator = SystemRandomNumberGenerator()
+        let hosts = (1...5).map { ("host-\($0)", Int.random(in: 200...1_300, using: &generator)) }
+        print("timeout \(milliseconds(timeout)) ms; hosts answer after:",
+              hosts.map { "\($0.0) \($0.1) ms" }.joined(separator: ", "))
+
+        func report(_ caller: String) -> @Sendable (TimeoutOutcome<String>) -> Void {
+            { outcome in
+                let at = milliseconds(MonotonicInstant.now() - start)
+                switch outcome {
+                case .completed(let answer):
+                    if !caller.contains("2nd") { answered.add(1, ordering: .relaxed) }
+                    print("  \(at.leftPadded(to: 5)) ms  \(caller): finished — \(answer)")
+                case .timedOut: print("  \(at.leftPadded(to: 5)) ms  \(caller): TIMED OUT")
+                case .failed(let error): print("  \(at.leftPadded(to: 5)) ms  \(caller): failed — \(error)")
+                case .cancelled: print("  \(at.leftPadded(to: 5)) ms  \(caller): cancelled")
+                }
+                outcomes.add(1, ordering: .releasing)
+            }
+        }
+
+        for (host, duration) in hosts {
+            _ = try? manager.run(taskKey: host, timeout: timeout, operation: {
+                usleep(UInt32(duration * 1_000))  // a blocking call, on one of the worker queues
+                return "status OK after \(duration) ms"
+            }, completion: report(host))
+        }
+        // A duplicate request for a host in flight joins it instead of asking twice.
+        let joined = try? manager.run(taskKey: "host-3", timeout: timeout, operation: { "never asked" },
+                                      completion: report("host-3 (2nd caller)"))
+        print("a second request for host-3 was \(joined.map { "\($0)" } ?? "refused")")
+
+        let deadline = MonotonicInstant.now() + .seconds(5)
+        while outcomes.load(ordering: .acquiring) < 6 && MonotonicInstant.now() < deadline { usleep(5_000) }
+        // Let the slow hosts' answers arrive, to show they are dropped, not delivered.
+        let slowest = hosts.map(\.1).max() ?? 0
+        let waitUntil = start + .milliseconds(Int64(slowest + 50))
+        while MonotonicInstant.now() < waitUntil { usleep(5_000) }
+        let finished = answered.load(ordering: .relaxed)
+        print("\(finished) answered in time, \(hosts.count - finished) timed out;",
+              "late answers dropped: \(manager.lateResultCount).")
+
+        // The wheel underneath: one armed wake-up however many timers wait.
+        let wheelQueue = SerialQueue(label: "demo.wheel")
+        let timers = TimerService(scheduler: wheelQueue)
+        let fired = Atomic<Int>(0)
+        let handles = (1...1_000).compactMap { index in
+            try? timers.schedule(after: .seconds(3_600) + .milliseconds(Int64(index))) { fired.add(1, ordering: .relaxed) }
+        }
+        print("1,000 timers an hour away: \(timers.pendingCount) pending,",
+              "\(wheelQueue.delayedWorkCount) delayed wake-up armed on the queue;",
+              "cancelled \(handles.prefix(400).filter { $0.cancel() }.count), stop() dropped \(timers.stop()),",
+              "fired \(fired.load(ordering: .relaxed)).\n")
+        manager.shutdown()
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        String(duration.saturatingNanoseconds / 1_000_000)
+    }
+}

@@ -1,0 +1,77 @@
+import SerialCore
+import SerialTestSupport
+import SerialTimers
+import Testing
+
+/// A few checks on a real SerialQueue and the real clock. Bounds are lenient (shared CI
+/// machines): never early is strict, lateness is bounded by a generous margin.
+@Suite("Timers in real time")
+struct TimersRealTimeTests {
+    static let margin: Duration = .milliseconds(500)
+
+    @Test func timersOnASerialQueueAreNeverEarlyAndLateByAtMostATickPlusMargin() {
+        let queue = SerialQueue(label: "timers-real")
+        let tick: Duration = .milliseconds(2)
+        let timers = TimerService(scheduler: queue, tick: tick)
+        let delays: [Duration] = [.milliseconds(1), .milliseconds(7), .milliseconds(20), .milliseconds(45), .milliseconds(130)]
+        let done = TestSemaphore()
+        let lateness = LockedValue<[Duration]>([])
+        let wrongQueue = TestCounter()
+        for delay in delays {
+            let deadline = MonotonicInstant.now() + delay
+            _ = try? timers.schedule(at: deadline) {
+                if !queue.isCurrent { wrongQueue.increment() }
+                let now = MonotonicInstant.now()
+                lateness.withLock { $0.append(now - deadline) }
+                done.signal()
+            }
+        }
+        for _ in delays {
+            #expect(done.wait(timeout: .seconds(10)), "a timer did not fire within 10 s")
+        }
+        let observed = lateness.withLock { $0 }
+        #expect(observed.count == delays.count)
+        for late in observed {
+            #expect(late >= .zero, "fired \(late) before its deadline")
+            #expect(late <= tick + Self.margin, "fired \(late) after its deadline")
+        }
+        #expect(wrongQueue.value == 0)
+        timers.stop()
+    }
+
+    @Test func aCancelledTimerDoesNotFireWhileAnotherOneDoes() {
+        let queue = SerialQueue(label: "timers-cancel")
+        let timers = TimerService(scheduler: queue)
+        let fired = TestCounter()
+        let done = TestSemaphore()
+        let cancelled = try? timers.schedule(after: .milliseconds(10)) { fired.increment() }
+        _ = try? timers.schedule(after: .milliseconds(30)) { done.signal() }
+        #expect(cancelled?.cancel() == true)
+        #expect(done.wait(timeout: .seconds(10)), "the 30 ms timer did not fire within 10 s")
+        #expect(fired.value == 0)
+    }
+
+    @Test func blockingOperationsOnWorkerQueuesFinishOrTimeOut() {
+        let callbacks = SerialQueue(label: "timeouts-cb")
+        let manager = TimeoutManager<String>(scheduler: callbacks, workerCount: 2, label: "to-real")
+        let done = TestSemaphore()
+        let outcomes = LockedValue<[String: String]>([:])
+        let gate = TestSemaphore()
+        _ = try? manager.run(taskKey: "fast", timeout: .seconds(20), operation: { "fast done" }) { outcome in
+            outcomes.withLock { $0["fast"] = "\(outcome)" }
+            done.signal()
+        }
+        // Blocks its worker until released, well after its 20 ms timeout.
+        _ = try? manager.run(taskKey: "slow", timeout: .milliseconds(20), operation: {
+            _ = gate.wait(timeout: .seconds(10))
+            return "slow done"
+        }) { outcome in
+            outcomes.withLock { $0["slow"] = "\(outcome)" }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .seconds(10)) && done.wait(timeout: .seconds(10)), "outcomes missing after 10 s")
+        gate.signal()
+        #expect(outcomes.withLock { $0 } == ["fast": "completed(fast done)", "slow": "timedOut"])
+        #expect(eventually(timeout: .seconds(10)) { manager.lateResultCount == 1 }, "the late result was not counted")
+    }
+}

@@ -1,0 +1,182 @@
+import Glibc
+import SerialCore
+import SerialRuntime
+import SerialTestSupport
+import Testing
+
+/// Timers and timeouts under contention: several threads (more than the cores) schedule and
+/// cancel while the scheduler fires; every timer and task must end exactly once.
+/// Seeded (`STRESS_SEED`), bounded (`STRESS_SCALE`), every wait with a timeout.
+@Suite("Timers stress")
+struct TimersStressTests {
+    static let threads = 6
+
+    /// Per-id counters, so a double fire or a fire after a successful cancel is caught by id.
+    final class Tally: Sendable {
+        let fired: LockedValue<[UInt8]>
+        let cancelled: LockedValue<[UInt8]>
+        let early = TestCounter()
+
+        init(count: Int) {
+            self.fired = LockedValue(Array(repeating: 0, count: count))
+            self.cancelled = LockedValue(Array(repeating: 0, count: count))
+        }
+
+        func fire(_ id: Int) { self.fired.withLock { $0[id] &+= 1 } }
+        func cancel(_ id: Int) { self.cancelled.withLock { $0[id] &+= 1 } }
+
+        /// Ids whose fired + cancelled count is not exactly `expected`.
+        func wrong(expected: (Int) -> Bool) -> [Int] {
+            let fired = self.fired.withLock { $0 }
+            let cancelled = self.cancelled.withLock { $0 }
+            return fired.indices.filter { !expected(Int(fired[$0]) + Int(cancelled[$0])) }
+        }
+    }
+
+    @Test func scheduleAndCancelFromManyThreadsWhileTimersFireEachTimerEndsExactlyOnce() {
+        let seed = StressConfiguration.seed()
+        let perThread = StressConfiguration.iterations(3_000)
+        let queue = SerialQueue(label: "stress-timers")
+        let timers = TimerService(scheduler: queue, tick: .microseconds(200), callbacksPerTurn: 64)
+        let tally = Tally(count: Self.threads * perThread)
+        let scheduled = TestCounter()
+        withWatchdog(timeout: .seconds(120), "timers stress, seed \(seed)") {
+            runThreads(Self.threads) { thread in
+                var random = SeededRandom(seed: seed &+ UInt64(thread))
+                var held: [(Int, TimerHandle)] = []
+                for step in 0..<perThread {
+                    let id = thread * perThread + step
+                    let delay = Duration.microseconds(Int64.random(in: -100..<4_000, using: &random))
+                    let deadline = MonotonicInstant.now() + delay
+                    guard let handle = try? timers.schedule(at: deadline, {
+                        if MonotonicInstant.now() < deadline { tally.early.increment() }
+                        tally.fire(id)
+                    }) else { continue }
+                    scheduled.increment()
+                    switch Int.random(in: 0..<4, using: &random) {
+                    case 0: if handle.cancel() { tally.cancel(id) }      // at once
+                    case 1: held.append((id, handle))                  // later, racing the deadline
+                    default: break                                      // let it fire
+                    }
+                    if held.count > 16 || (step % 64 == 0 && !held.isEmpty) {
+                        let (heldID, heldHandle) = held.removeFirst()
+                        if heldHandle.cancel() { tally.cancel(heldID) }
+                        if heldHandle.cancel() { tally.cancel(heldID) }  // a second cancel must never succeed
+                    }
+                }
+                for (heldID, heldHandle) in held where heldHandle.cancel() { tally.cancel(heldID) }
+            }
+            #expect(
+                eventually(timeout: .seconds(30)) { timers.pendingCount == 0 },
+                "seed \(seed): \(timers.pendingCount) timers still pending 30 s after the last one was scheduled")
+            // Let the last turn finish running its batch.
+            let drained = TestSemaphore()
+            queue.async { drained.signal() }
+            #expect(drained.wait(timeout: .seconds(30)), "seed \(seed): the queue did not drain")
+        }
+        #expect(scheduled.value == Self.threads * perThread, "seed \(seed)")
+        let wrong = tally.wrong { $0 == 1 }
+        #expect(wrong.isEmpty, "seed \(seed): \(wrong.count) timers did not end exactly once, e.g. ids \(wrong.prefix(10))")
+        #expect(tally.early.value == 0, "seed \(seed): \(tally.early.value) timers fired before their deadline")
+    }
+
+    @Test func stopRacingScheduleCancelAndFiringAccountsForEveryTimer() {
+        let seed = StressConfiguration.seed()
+        let perThread = StressConfiguration.iterations(2_000)
+        let queue = SerialQueue(label: "stress-stop")
+        let timers = TimerService(scheduler: queue, tick: .microseconds(100), callbacksPerTurn: 16)
+        let tally = Tally(count: Self.threads * perThread)
+        let accepted = TestCounter()
+        let refused = TestCounter()
+        let droppedByStop = TestCounter()
+        withWatchdog(timeout: .seconds(120), "timers stop stress, seed \(seed)") {
+            runThreads(Self.threads + 1) { thread in
+                if thread == Self.threads {
+                    // The stopper: lets some timers fire, then stops in the middle of it all.
+                    var random = SeededRandom(seed: seed &+ 99)
+                    let pause = UInt64.random(in: 1_000_000..<20_000_000, using: &random)
+                    let start = monotonicNow()
+                    while monotonicNow() - start < pause { sched_yield() }
+                    droppedByStop.increment(by: timers.stop())
+                    return
+                }
+                var random = SeededRandom(seed: seed &+ UInt64(thread))
+                for step in 0..<perThread {
+                    let id = thread * perThread + step
+                    let delay = Duration.microseconds(Int64.random(in: 0..<3_000, using: &random))
+                    do throws(TimerServiceError) {
+                        let handle = try timers.schedule(after: delay) { tally.fire(id) }
+                        accepted.increment()
+                        if Bool.random(using: &random), handle.cancel() { tally.cancel(id) }
+                    } catch {
+                        #expect(error == .stopped, "seed \(seed)")
+                        refused.increment()
+                    }
+                }
+            }
+            let drained = TestSemaphore()
+            queue.async { drained.signal() }
+            #expect(drained.wait(timeout: .seconds(30)), "seed \(seed): the queue did not drain")
+        }
+        #expect(timers.pendingCount == 0)
+        let fired = tally.fired.withLock { $0.reduce(0) { $0 + Int($1) } }
+        let cancelled = tally.cancelled.withLock { $0.reduce(0) { $0 + Int($1) } }
+        #expect(
+            fired + cancelled + droppedByStop.value == accepted.value,
+            "seed \(seed): fired \(fired) + cancelled \(cancelled) + dropped by stop \(droppedByStop.value) != accepted \(accepted.value)")
+        #expect(accepted.value + refused.value == Self.threads * perThread)
+        let wrong = tally.wrong { $0 <= 1 }
+        #expect(wrong.isEmpty, "seed \(seed): timers fired or were cancelled twice: \(wrong.prefix(10))")
+    }
+
+    @Test func timeoutTasksRacingTheirResultsGetExactlyOneOutcomePerCaller() {
+        let seed = StressConfiguration.seed()
+        let perThread = StressConfiguration.iterations(1_500)
+        let callbacks = SerialQueue(label: "stress-to-cb")
+        let reporters = (0..<2).map { SerialQueue(label: "stress-rep-\($0)") }
+        let manager = TimeoutManager<Int>(scheduler: callbacks, workerCount: 2, label: "stress-to", tick: .microseconds(200))
+        let outcomes = LockedValue<[UInt8]>(Array(repeating: 0, count: Self.threads * perThread))
+        let timedOut = TestCounter()
+        let completed = TestCounter()
+        let started = TestCounter()
+        let allDone = TestSemaphore()
+        let total = Self.threads * perThread
+        let delivered = TestCounter()
+        withWatchdog(timeout: .seconds(120), "timeout stress, seed \(seed)") {
+            runThreads(Self.threads) { thread in
+                var random = SeededRandom(seed: seed &+ UInt64(thread))
+                for step in 0..<perThread {
+                    let caller = thread * perThread + step
+                    let timeout = Duration.microseconds(Int64.random(in: 0..<1_000, using: &random))
+                    let resultDelay = Duration.microseconds(Int64.random(in: 0..<1_000, using: &random))
+                    let reporter = reporters[caller % 2]
+                    // A few shared keys so callers join tasks in flight from other threads.
+                    let key: String? = Int.random(in: 0..<4, using: &random) == 0 ? "k\(caller % 5)" : nil
+                    do {
+                        let start = try manager.start(taskKey: key, timeout: timeout, operation: { completion in
+                            reporter.asyncAfter(delay: resultDelay) { completion.succeed(caller) }
+                        }) { outcome in
+                            outcomes.withLock { $0[caller] &+= 1 }
+                            if outcome.isTimedOut { timedOut.increment() } else { completed.increment() }
+                            if delivered.increment() == total { allDone.signal() }
+                        }
+                        if start == .started { started.increment() }
+                    } catch {
+                        Issue.record("seed \(seed): start threw \(error)")
+                    }
+                }
+            }
+            #expect(allDone.wait(timeout: .seconds(60)), "seed \(seed): only \(delivered.value) of \(total) outcomes arrived")
+            for reporter in reporters { reporter.shutdown() }
+        }
+        let counts = outcomes.withLock { $0 }
+        let wrong = counts.indices.filter { counts[$0] != 1 }
+        #expect(wrong.isEmpty, "seed \(seed): callers without exactly one outcome: \(wrong.prefix(10))")
+        #expect(timedOut.value + completed.value == total)
+        #expect(manager.inFlightCount == 0)
+        // Every started task has one result report; it either won or was counted late.
+        #expect(
+            eventually(timeout: .seconds(10)) { manager.lateResultCount <= started.value },
+            "seed \(seed): late results \(manager.lateResultCount) exceed started tasks \(started.value)")
+    }
+}
