@@ -11,10 +11,12 @@ enum Compare {
     }
 
     static let usage = """
-        usage: compare [--json] [--repetitions N] [--only row[,row...]]
+        usage: compare [--json] [--repetitions N] [--only row[,row...]] [--peers peer[,peer...]]
           --json            print exactly one JSON object {"rows":[…]} on stdout (progress goes to stderr)
-          --repetitions N   repetitions per figure, N ≥ 5 (default 5); the median is reported
+          --repetitions N   repetitions per figure (default 5); the median is reported. Below 5 only
+                            for profiling (e.g. under valgrind): the table then says so
           --only rows       run only these rows (comma separated), e.g. --only async_1p,pingpong_p50
+          --peers peers     measure only these columns: serial, dispatch, nio (default all)
         """
 
     static func main(arguments: [String]) {
@@ -41,9 +43,10 @@ enum Compare {
             case "--json":
                 options.json = true
             case "--repetitions":
-                guard let value = rest.popFirst().flatMap({ Int($0) }), value >= 5 else {
-                    fail("--repetitions needs a whole number of at least 5 (the issue asks for medians of ≥ 5)")
+                guard let value = rest.popFirst().flatMap({ Int($0) }), value >= 1 else {
+                    fail("--repetitions needs a whole number of at least 1 (5 or more for a comparison)")
                 }
+                if value < 5 { log("compare: \(value) repetitions: a profiling run, not a comparison (use ≥ 5)") }
                 options.repetitions = value
             case "--only":
                 guard let value = rest.popFirst() else { fail("--only needs a comma-separated list of row names") }
@@ -52,6 +55,16 @@ enum Compare {
                 if !unknown.isEmpty {
                     fail("unknown row(s) \(unknown.sorted()); rows are \(RowPlan.order.joined(separator: ", "))")
                 }
+            case "--peers":
+                guard let value = rest.popFirst() else { fail("--peers needs a comma-separated list: serial,dispatch,nio") }
+                var peers = Set<Column>()
+                for name in value.split(separator: ",") {
+                    guard let column = Column(rawValue: String(name)) else {
+                        fail("unknown peer \"\(name)\"; peers are serial, dispatch, nio")
+                    }
+                    peers.insert(column)
+                }
+                Runner.selectedPeers = peers
             case "-h", "--help":
                 print(usage)
                 exit(0)

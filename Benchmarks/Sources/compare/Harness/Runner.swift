@@ -4,6 +4,11 @@ import Glibc
 struct Runner {
     let repetitions: Int
 
+    /// The peers chosen with `--peers` (all by default). Set once, before any row runs.
+    nonisolated(unsafe) static var selectedPeers = Set(Column.allCases)
+
+    func includes(_ column: Column) -> Bool { Self.selectedPeers.contains(column) }
+
     /// The median of `repetitions` runs of `once` (after one untimed warm-up when `warmUp` is given).
     func median(_ what: String, warmUp: (() -> Void)? = nil, _ once: () -> Double) -> Double {
         warmUp?()

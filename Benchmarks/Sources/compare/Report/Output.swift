@@ -17,7 +17,9 @@ enum Output {
             for column in Column.allCases {
                 if let value = row.values[column], value.isFinite { fields.append("\"\(column)\":\(value)") }
             }
-            let counts = Column.allCases.compactMap { column in row.counts[column].map { "\"\(column)\":\($0)" } }
+            let counts = Column.allCases.compactMap { column in
+                row.values[column] == nil ? nil : row.counts[column].map { "\"\(column)\":\($0)" }
+            }
             if !counts.isEmpty { fields.append("\"counts\":{\(counts.joined(separator: ","))}") }
             if !row.notes.isEmpty { fields.append("\"notes\":[\(row.notes.map(quoted).joined(separator: ","))]") }
             parts.append("{\(fields.joined(separator: ","))}")
@@ -38,7 +40,7 @@ enum Output {
                 return "\(goal.description) \(mark)"
             }
             let counts = Column.allCases.compactMap { column in
-                row.counts[column].map { "\(column.rawValue.prefix(1)):\(formatCount($0))" }
+                row.values[column] == nil ? nil : row.counts[column].map { "\(column.rawValue.prefix(1)):\(formatCount($0))" }
             }
             lines.append([
                 row.name, row.unit, value(.serial), value(.dispatch), value(.nio), ratio(.dispatch), ratio(.nio),
@@ -50,7 +52,11 @@ enum Output {
             for (index, cell) in line.enumerated() { widths[index] = max(widths[index], cell.count) }
         }
         var text = "swift-serial-runtime compare — \(machine.cores) cores (\(machine.cpu)), "
-            + "median of \(machine.repetitions) repetitions in one process\n\n"
+            + "median of \(machine.repetitions) repetitions in one process\n"
+        if machine.repetitions < 5 {
+            text += "(a profiling run: fewer than 5 repetitions, not a comparison to quote)\n"
+        }
+        text += "\n"
         for (number, line) in lines.enumerated() {
             let cells = line.enumerated().map { index, cell in
                 let padding = String(repeating: " ", count: widths[index] - cell.count)

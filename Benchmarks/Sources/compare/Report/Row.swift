@@ -49,6 +49,12 @@ struct Row {
         self.goals = goals
     }
 
+    /// Sets `column`'s figure from `measure`, unless that peer was left out with `--peers`.
+    mutating func measure(_ column: Column, _ runner: Runner, _ measure: () -> Double) {
+        guard runner.includes(column) else { return }
+        self.values[column] = measure()
+    }
+
     /// serial / peer, when both were measured and the peer is not zero.
     func ratio(to peer: Column) -> Double? {
         guard let serial = self.values[.serial], let other = self.values[peer], other > 0 else { return nil }

@@ -19,18 +19,18 @@ struct RowPlan: Sendable {
         RowPlan(names: ["async_1p"]) { runner in
             var row = Row(name: "async_1p", unit: "ns/task", goals: [.ratio(.dispatch, atMost: 0.33), .ratio(.nio, atMost: 1)])
             let count = 1_000_000
-            row.values[.serial] = QueueRows.async1p(runner, SerialPeer.self, count: count)
-            row.values[.dispatch] = QueueRows.async1p(runner, DispatchPeer.self, count: count)
-            row.values[.nio] = QueueRows.async1p(runner, NIOPeer.self, count: count)
+            row.measure(.serial, runner) { QueueRows.async1p(runner, SerialPeer.self, count: count) }
+            row.measure(.dispatch, runner) { QueueRows.async1p(runner, DispatchPeer.self, count: count) }
+            row.measure(.nio, runner) { QueueRows.async1p(runner, NIOPeer.self, count: count) }
             row.counts = [.serial: count, .dispatch: count, .nio: count]
             return [row]
         },
         RowPlan(names: ["async_2p"]) { runner in
             var row = Row(name: "async_2p", unit: "ns/task")
             let count = 1_000_000
-            row.values[.serial] = QueueRows.async2p(runner, SerialPeer.self, count: count)
-            row.values[.dispatch] = QueueRows.async2p(runner, DispatchPeer.self, count: count)
-            row.values[.nio] = QueueRows.async2p(runner, NIOPeer.self, count: count)
+            row.measure(.serial, runner) { QueueRows.async2p(runner, SerialPeer.self, count: count) }
+            row.measure(.dispatch, runner) { QueueRows.async2p(runner, DispatchPeer.self, count: count) }
+            row.measure(.nio, runner) { QueueRows.async2p(runner, NIOPeer.self, count: count) }
             row.counts = [.serial: count, .dispatch: count, .nio: count]
             return [row]
         },
@@ -38,9 +38,9 @@ struct RowPlan: Sendable {
             var row = Row(name: "sync_uncontended", unit: "ns/call", goals: [.ratio(.dispatch, atMost: 0.5)])
             let count = 1_000_000
             let nioCount = 50_000  // each call is a round trip to the loop thread and back
-            row.values[.serial] = QueueRows.syncUncontended(runner, SerialPeer.self, count: count)
-            row.values[.dispatch] = QueueRows.syncUncontended(runner, DispatchPeer.self, count: count)
-            row.values[.nio] = QueueRows.syncUncontended(runner, NIOPeer.self, count: nioCount)
+            row.measure(.serial, runner) { QueueRows.syncUncontended(runner, SerialPeer.self, count: count) }
+            row.measure(.dispatch, runner) { QueueRows.syncUncontended(runner, DispatchPeer.self, count: count) }
+            row.measure(.nio, runner) { QueueRows.syncUncontended(runner, NIOPeer.self, count: nioCount) }
             row.counts = [.serial: count, .dispatch: count, .nio: nioCount]
             row.notes.append("nio: submit {}.wait() from outside the loop (a promise and two thread hand-offs per call)")
             return [row]
@@ -49,9 +49,9 @@ struct RowPlan: Sendable {
             var row = Row(name: "sync_contended", unit: "ns/call")
             let (sync, async) = (200_000, 400_000)
             let (nioSync, nioAsync) = (20_000, 40_000)
-            row.values[.serial] = QueueRows.syncContended(runner, SerialPeer.self, syncCount: sync, asyncCount: async)
-            row.values[.dispatch] = QueueRows.syncContended(runner, DispatchPeer.self, syncCount: sync, asyncCount: async)
-            row.values[.nio] = QueueRows.syncContended(runner, NIOPeer.self, syncCount: nioSync, asyncCount: nioAsync)
+            row.measure(.serial, runner) { QueueRows.syncContended(runner, SerialPeer.self, syncCount: sync, asyncCount: async) }
+            row.measure(.dispatch, runner) { QueueRows.syncContended(runner, DispatchPeer.self, syncCount: sync, asyncCount: async) }
+            row.measure(.nio, runner) { QueueRows.syncContended(runner, NIOPeer.self, syncCount: nioSync, asyncCount: nioAsync) }
             row.counts = [.serial: 2 * sync, .dispatch: 2 * sync, .nio: 2 * nioSync]
             row.notes.append(
                 "2 threads × \(formatCount(sync)) sync calls (nio \(formatCount(nioSync))) while a third enqueues "
@@ -62,16 +62,18 @@ struct RowPlan: Sendable {
             var p50 = Row(name: "pingpong_p50", unit: "ns/hop", goals: [.ratio(.dispatch, atMost: 1)])
             var p99 = Row(name: "pingpong_p99", unit: "ns/hop")
             let hops = 20_000
-            for (column, result) in [
-                (Column.serial, PingPongRows.measure(runner, SerialPeer.self, hops: hops)),
-                (.dispatch, PingPongRows.measure(runner, DispatchPeer.self, hops: hops)),
-                (.nio, PingPongRows.measure(runner, NIOPeer.self, hops: hops)),
-            ] {
+            func add<P: Peer>(_: P.Type) {
+                guard runner.includes(P.column) else { return }
+                let result = PingPongRows.measure(runner, P.self, hops: hops)
+                let column = P.column
                 p50.values[column] = result.p50
                 p99.values[column] = result.p99
                 p50.counts[column] = hops
                 p99.counts[column] = hops
             }
+            add(SerialPeer.self)
+            add(DispatchPeer.self)
+            add(NIOPeer.self)
             return [p50, p99]
         },
     ] + TimerRows.plans + CountdownRows.plans + TimerRows.lastPlans

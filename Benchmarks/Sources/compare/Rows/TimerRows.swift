@@ -242,6 +242,7 @@ enum TimerRows {
 
     /// Runs `measure` when `T` can be measured in this build; otherwise notes why on `row`.
     static func available<T: TimerPeer, R>(_: T.Type, in row: inout Row, _ measure: () -> R) -> R? {
+        guard Runner.selectedPeers.contains(T.column) else { return nil }
         if let reason = T.unavailableReason {
             row.notes.append("\(T.column): \(reason)")
             log("  \(T.column): \(reason)")
