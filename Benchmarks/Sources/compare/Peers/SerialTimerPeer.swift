@@ -1,14 +1,37 @@
 import SerialRuntime
 
-/// Stand-in until the TimerService branch is merged: the serial timer columns print n/a.
+/// This library's `TimerService` on its own `SerialQueue` (default tick of 1 ms).
 struct SerialTimerPeer: TimerPeer {
     static let column = Column.serial
-    static var unavailableReason: String? { "n/a: TimerService (branch timers) is not merged into this build yet" }
-    struct Handle {}
+    let queue: SerialQueue
+    let service: TimerService
 
-    init(label: String) { fatalError(Self.unavailableReason!) }
-    func schedule(afterNanoseconds nanoseconds: Int64, _ work: @escaping @Sendable () -> Void) -> Handle { Handle() }
-    func cancel(_ handle: Handle) {}
-    func execute(_ work: @escaping @Sendable () -> Void) {}
-    func close() {}
+    init(label: String) {
+        self.queue = SerialQueue(label: label)
+        self.service = TimerService(scheduler: self.queue)
+    }
+
+    @inline(__always)
+    func schedule(afterNanoseconds nanoseconds: Int64, _ work: @escaping @Sendable () -> Void) -> TimerHandle {
+        do {
+            return try self.service.schedule(after: .nanoseconds(nanoseconds), work)
+        } catch {
+            fatalError("compare: TimerService refused a timer: \(error)")
+        }
+    }
+
+    @inline(__always)
+    func cancel(_ handle: TimerHandle) {
+        _ = handle.cancel()
+    }
+
+    func execute(_ work: @escaping @Sendable () -> Void) {
+        self.queue.async(work)
+    }
+
+    func close() {
+        self.service.stop()
+        self.queue.shutdown(.drain)
+    }
 }
+
