@@ -34,6 +34,7 @@ let package = Package(
             name: "compare",
             dependencies: [
                 serialRuntime,
+                .product(name: "SerialTesting", package: rootPackage),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
