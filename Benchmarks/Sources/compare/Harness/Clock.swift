@@ -21,6 +21,14 @@ enum Clock {
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
+    /// Voluntary plus involuntary context switches of every thread of the process so far,
+    /// exited threads included (`getrusage(RUSAGE_SELF)`).
+    static func processContextSwitches() -> Int {
+        var usage = rusage()
+        precondition(getrusage(RUSAGE_SELF.rawValue, &usage) == 0, "getrusage failed with errno \(errno)")
+        return usage.ru_nvcsw + usage.ru_nivcsw
+    }
+
     /// Sleeps the calling thread for `milliseconds`.
     static func sleep(milliseconds: Int) {
         var request = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)

@@ -31,6 +31,16 @@ struct Runner {
     }
 }
 
+/// Context switches per operation over `body` (all threads), for the progress log: they
+/// explain most differences between executors on hand-off rows.
+func withSwitchCount<T>(_ what: String, operations: Int, _ body: () -> T) -> T {
+    let before = Clock.processContextSwitches()
+    let result = body()
+    let switches = Clock.processContextSwitches() - before
+    log("    \(what): \(formatNumber(Double(switches) / Double(operations))) context switches per op")
+    return result
+}
+
 /// Progress and diagnostics go to stderr so that stdout holds only the result.
 func log(_ message: String) {
     var line = message + "\n"

@@ -11,8 +11,10 @@ enum PingPongRows {
         }
         let once = { (hops: Int) -> [Double] in
             let rally = Rally(ping: ping, pong: pong, hops: hops)
-            rally.start()
-            rally.done.wait(seconds: 120, "\(P.column) ping-pong")
+            withSwitchCount("\(P.column)", operations: hops) {
+                rally.start()
+                rally.done.wait(seconds: 120, "\(P.column) ping-pong")
+            }
             return rally.samples.percentiles([0.5, 0.99])
         }
         let result = runner.medians("pingpong \(P.column) ×\(formatCount(hops)) hops", warmUp: { _ = once(hops / 10) }) {

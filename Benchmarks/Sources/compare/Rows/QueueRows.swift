@@ -46,11 +46,13 @@ enum QueueRows {
         let peer = P(label: "cmp-syncc")
         defer { peer.close() }
         let once = { () -> Double in
-            let times = runThreads(3) { index in
-                if index < 2 {
-                    for _ in 0..<syncCount { peer.syncCall() }
-                } else {
-                    for _ in 0..<asyncCount { peer.execute {} }
+            let times = withSwitchCount("\(P.column)", operations: 2 * syncCount) {
+                runThreads(3) { index in
+                    if index < 2 {
+                        for _ in 0..<syncCount { peer.syncCall() }
+                    } else {
+                        for _ in 0..<asyncCount { peer.execute {} }
+                    }
                 }
             }
             peer.drain()
