@@ -15,8 +15,21 @@ let rootPackage: String = {
 }()
 
 let serialRuntime = Target.Dependency.product(name: "SerialRuntime", package: rootPackage)
+let serialTesting = Target.Dependency.product(name: "SerialTesting", package: rootPackage)
 let benchmark = Target.Dependency.product(name: "Benchmark", package: "benchmark")
 let benchmarkPlugin = Target.PluginUsage.plugin(name: "BenchmarkPlugin", package: "benchmark")
+
+/// A package-benchmark suite: an executable target under Benchmarks/<name>, where the plugin
+/// discovers it. Benchmark names use only [A-Za-z0-9._-] (they name the threshold files).
+@MainActor
+func suite(_ name: String) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [serialRuntime, serialTesting, benchmark, "BenchmarkSupport"],
+        path: "Benchmarks/\(name)",
+        plugins: [benchmarkPlugin]
+    )
+}
 
 let package = Package(
     name: "serial-runtime-benchmarks",
@@ -34,18 +47,17 @@ let package = Package(
             name: "compare",
             dependencies: [
                 serialRuntime,
-                .product(name: "SerialTesting", package: rootPackage),
+                serialTesting,
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // package-benchmark suites: `swift package --package-path Benchmarks benchmark`
-        .executableTarget(
-            name: "SerialQueueBenchmarks",
-            dependencies: [serialRuntime, benchmark],
-            path: "Benchmarks/SerialQueueBenchmarks",
-            plugins: [benchmarkPlugin]
-        ),
+        // package-benchmark suites: `swift package --package-path Benchmarks benchmark`;
+        // allocation ceilings: `Benchmarks/check-thresholds.sh`.
+        suite("SerialQueueBenchmarks"),
+        suite("TimerBenchmarks"),
+        suite("CountdownBenchmarks"),
+        .target(name: "BenchmarkSupport", dependencies: [serialRuntime, benchmark]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkSupport
 import SerialRuntime
 
 // SerialQueue's core operations. CI gates on `mallocCountTotal` only (Thresholds/, checked by
@@ -48,7 +49,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("SerialQueue.pingpong") { benchmark in
         let ping = startedQueue("bench-ping")
         let pong = startedQueue("bench-pong")
-        let done = HopLatch()
+        let done = OneShotLatch()
         let hops = benchmark.scaledIterations.count
         benchmark.startMeasurement()
         Rally(ping: ping, pong: pong, hops: hops, done: done).hop(0)
@@ -77,9 +78,9 @@ private final class Rally: Sendable {
     let ping: SerialQueue
     let pong: SerialQueue
     let hops: Int
-    let done: HopLatch
+    let done: OneShotLatch
 
-    init(ping: SerialQueue, pong: SerialQueue, hops: Int, done: HopLatch) {
+    init(ping: SerialQueue, pong: SerialQueue, hops: Int, done: OneShotLatch) {
         (self.ping, self.pong, self.hops, self.done) = (ping, pong, hops, done)
     }
 

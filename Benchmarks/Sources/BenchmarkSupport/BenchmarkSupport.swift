@@ -1,3 +1,4 @@
+// Helpers shared by the package-benchmark suites (not measured themselves).
 import Benchmark
 import Glibc
 import SerialRuntime
@@ -5,30 +6,30 @@ import SerialRuntime
 /// Allocation ceilings are the p90 counts per iteration recorded in Thresholds/. A run may differ
 /// by a few (a FIFO ring grows, or not, depending on how far the producer got ahead of the
 /// worker); one allocation more per operation is a thousand more per iteration and fails.
-enum SuiteThresholds {
-    static var mallocCount: BenchmarkThresholds { BenchmarkThresholds(absolute: [.p90: 16]) }
+public enum SuiteThresholds {
+    public static var mallocCount: BenchmarkThresholds { BenchmarkThresholds(absolute: [.p90: 16]) }
 }
 
 /// A queue whose worker thread has started and made its own allocations (thread-local state,
 /// batch buffer), and whose caller has made its thread-local state, so that none of that lands
 /// in the measured region.
-func startedQueue(_ label: String) -> SerialQueue {
+public func startedQueue(_ label: String) -> SerialQueue {
     let queue = SerialQueue(label: label)
-    let started = HopLatch()
+    let started = OneShotLatch()
     queue.async { started.open() }
     started.wait()
     queue.sync {}
     return queue
 }
 
-/// A one-shot gate for the end of a rally, on a pthread mutex and condition variable made
+/// A one-shot gate (e.g. for the end of a ping-pong rally), on a pthread mutex and condition variable made
 /// before the measurement starts, so waiting adds no allocation to what is measured.
-final class HopLatch: @unchecked Sendable {  // `isOpen` is guarded by `mutex`
+public final class OneShotLatch: @unchecked Sendable {  // `isOpen` is guarded by `mutex`
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let opened = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var isOpen = false
 
-    init() {
+    public init() {
         pthread_mutex_init(self.mutex, nil)
         pthread_cond_init(self.opened, nil)
     }
@@ -40,14 +41,14 @@ final class HopLatch: @unchecked Sendable {  // `isOpen` is guarded by `mutex`
         self.mutex.deallocate()
     }
 
-    func open() {
+    public func open() {
         pthread_mutex_lock(self.mutex)
         self.isOpen = true
         pthread_cond_signal(self.opened)
         pthread_mutex_unlock(self.mutex)
     }
 
-    func wait() {
+    public func wait() {
         pthread_mutex_lock(self.mutex)
         while !self.isOpen { pthread_cond_wait(self.opened, self.mutex) }
         pthread_mutex_unlock(self.mutex)
@@ -55,8 +56,8 @@ final class HopLatch: @unchecked Sendable {  // `isOpen` is guarded by `mutex`
 }
 
 /// The same pseudo-random delays every run: 10–60 s, spread evenly by a fixed LCG.
-enum FixedDelays {
-    static func tenToSixtySeconds(_ count: Int) -> [Duration] {
+public enum FixedDelays {
+    public static func tenToSixtySeconds(_ count: Int) -> [Duration] {
         var state: UInt64 = 0x5E71A1
         return (0..<count).map { _ in
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
