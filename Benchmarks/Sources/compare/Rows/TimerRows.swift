@@ -101,36 +101,53 @@ enum TimerRows {
     static func pendingRow(_ runner: Runner) -> Row {
         var row = Row(name: "timers_pending_1m_vs_1k", unit: "ratio", goals: [.serialAtMost(1.5)])
         let probe = 100_000
-        guard let (many, few) = available(SerialTimerPeer.self, in: &row, {
-            (Self.pendingCost(runner, pending: 1_000_000, probe: probe), Self.pendingCost(runner, pending: 1_000, probe: probe))
-        }) else { return row }
+        guard let (many, few) = available(SerialTimerPeer.self, in: &row, { Self.pendingCosts(runner, probe: probe) })
+        else { return row }
         row.values[.serial] = many / few
         row.counts[.serial] = probe
         row.notes.append(
-            "serial only: schedule+cancel of \(formatCount(probe)) more timers costs \(formatNumber(many)) ns/op "
-                + "with 1M pending, \(formatNumber(few)) ns/op with 1k pending")
+            "serial only: schedule+cancel of \(formatCount(probe)) more timers (10–60 s out) costs "
+                + "\(formatNumber(many)) ns/op with 1M pending, \(formatNumber(few)) ns/op with 1k pending "
+                + "(two services alive together, repetitions alternating between them)")
         return row
     }
 
-    /// ns per schedule+cancel pair of `probe` timers while `pending` timers (10–60 s out) wait.
-    static func pendingCost(_ runner: Runner, pending: Int, probe: Int) -> Double {
-        let peer = SerialTimerPeer(label: "cmp-tpend")
-        defer { peer.close() }
-        let background = Delays.uniform(pending, from: 10 * Delays.second, to: 60 * Delays.second, seed: 7)
-        let kept = background.map { peer.schedule(afterNanoseconds: $0) {} }
+    /// Medians of ns per schedule+cancel pair of `probe` timers on a service with 1M timers
+    /// pending and on one with 1k pending. Both services live through the whole measurement and
+    /// the repetitions alternate, so neither side pays for the other's set-up or tear-down.
+    static func pendingCosts(_ runner: Runner, probe: Int) -> (many: Double, few: Double) {
+        let crowded = SerialTimerPeer(label: "cmp-tpend-1m")
+        let quiet = SerialTimerPeer(label: "cmp-tpend-1k")
+        defer {
+            crowded.close()
+            quiet.close()
+        }
+        let keptMany = Delays.uniform(1_000_000, from: 10 * Delays.second, to: 60 * Delays.second, seed: 7)
+            .map { crowded.schedule(afterNanoseconds: $0) {} }
+        let keptFew = Delays.uniform(1_000, from: 10 * Delays.second, to: 60 * Delays.second, seed: 7)
+            .map { quiet.schedule(afterNanoseconds: $0) {} }
         let delays = Delays.uniform(probe, from: 10 * Delays.second, to: 60 * Delays.second)
         var handles: [TimerHandleType] = []
         handles.reserveCapacity(probe)
-        let once = { () -> Double in
+        let once = { (peer: SerialTimerPeer) -> Double in
             handles.removeAll(keepingCapacity: true)
             let started = Clock.now()
             for delay in delays { handles.append(peer.schedule(afterNanoseconds: delay) {}) }
             for handle in handles { peer.cancel(handle) }
             return Double(Clock.now() - started) / Double(probe)
         }
-        let value = runner.median("schedule+cancel with \(formatCount(pending)) pending", warmUp: { _ = once() }, once)
-        withExtendedLifetime(kept) {}
-        return value
+        _ = once(crowded)
+        _ = once(quiet)
+        var many: [Double] = []
+        var few: [Double] = []
+        for _ in 0..<runner.repetitions {
+            many.append(once(crowded))
+            few.append(once(quiet))
+        }
+        log("  with 1M pending: \(many.map(formatNumber).joined(separator: ", "))")
+        log("  with 1k pending: \(few.map(formatNumber).joined(separator: ", "))")
+        withExtendedLifetime((keptMany, keptFew)) {}
+        return (Statistics.median(many), Statistics.median(few))
     }
 
     typealias TimerHandleType = SerialTimerPeer.Handle
