@@ -1,9 +1,9 @@
 import SerialRuntime
 
-// `swift run demo` walks through the library, one scene per module.
+// `swift run demo` walks through the library, one scene per module, lowest layer first.
 print("swift-serial-runtime demo\n")
 SerialQueueScene.run()
-await PollingScene.run()
-RequestsScene.run()
 TimersScene.run()
 await SerialCountdownScene.run()
+await PollingScene.run()
+RequestsScene.run()
