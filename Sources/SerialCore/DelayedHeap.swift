@@ -9,7 +9,6 @@ package struct DelayedHeap {
     package struct Entry {
         package let handle: DelayedWork
         let sequence: UInt64
-        package let work: @Sendable () -> Void
 
         package var deadline: MonotonicInstant { self.handle.deadline }
 
@@ -28,8 +27,8 @@ package struct DelayedHeap {
     package var first: Entry? { self.entries.first }
 
     /// - Complexity: O(log n).
-    package mutating func insert(_ handle: DelayedWork, _ work: @escaping @Sendable () -> Void) {
-        self.entries.append(Entry(handle: handle, sequence: self.nextSequence, work: work))
+    package mutating func insert(_ handle: DelayedWork) {
+        self.entries.append(Entry(handle: handle, sequence: self.nextSequence))
         self.nextSequence &+= 1
         self.siftUp(self.entries.count - 1)
         self.checkInvariants()
@@ -45,23 +44,16 @@ package struct DelayedHeap {
         return first
     }
 
-    /// Removes the entries whose handles were cancelled and returns them (for the caller to
-    /// release outside its lock).
+    /// Removes the entries whose handles were cancelled (their closures are already gone).
     ///
     /// - Complexity: O(n).
-    package mutating func removeCancelled() -> [Entry] {
-        var removed: [Entry] = []
-        self.entries.removeAll { entry in
-            guard entry.handle.isCancelled else { return false }
-            removed.append(entry)
-            return true
-        }
+    package mutating func removeCancelled() {
+        self.entries.removeAll { $0.handle.isCancelled }
         for index in stride(from: self.entries.count / 2 - 1, through: 0, by: -1) { self.siftDown(index) }
         self.checkInvariants()
-        return removed
     }
 
-    /// Removes and returns every entry.
+    /// Removes and returns every entry (for the caller to cancel outside its lock).
     package mutating func removeAll() -> [Entry] {
         defer { self.entries.removeAll() }
         return self.entries

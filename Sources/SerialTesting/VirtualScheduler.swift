@@ -54,14 +54,14 @@ public final class VirtualScheduler: Scheduling {
 
     /// Queues `work` to run at the current virtual time, after what is already due.
     public func execute(_ work: @escaping @Sendable () -> Void) {
-        self.state.withLock { state in state.heap.insert(DelayedWork(deadline: state.now), work) }
+        self.state.withLock { state in state.heap.insert(DelayedWork(deadline: state.now, work: work)) }
     }
 
     /// Queues `work` for `deadline` (a past deadline means "as soon as the scheduler runs").
     @discardableResult
     public func schedule(at deadline: MonotonicInstant, _ work: @escaping @Sendable () -> Void) -> DelayedWork {
-        let handle = DelayedWork(deadline: deadline)
-        self.state.withLock { state in state.heap.insert(handle, work) }
+        let handle = DelayedWork(deadline: deadline, work: work)
+        self.state.withLock { state in state.heap.insert(handle) }
         return handle
     }
 
@@ -104,13 +104,13 @@ public final class VirtualScheduler: Scheduling {
         defer { self.state.withLock { $0.runningThread = nil } }
         var ran = 0
         while let entry = self.popDue(upTo: target) {
-            if !entry.handle.claimRun() { continue }
+            guard let work = entry.handle.claimRun() else { continue }
             ran += 1
             precondition(
                 ran <= limit,
                 "VirtualScheduler.runUntilIdle: more than \(limit) works ran without going idle; some work probably "
                     + "re-submits itself at the current time. Advance time instead, or raise the limit.")
-            entry.work()
+            work()
             self.state.withLock { $0.ranCount += 1 }
         }
         self.state.withLock { state in

@@ -52,6 +52,22 @@ struct SerialQueueDelayedTests {
         #expect(!ran.isSet)
     }
 
+    @Test func cancelReleasesTheClosureAtOnce() {
+        final class Captured: Sendable {}
+        let queue = SerialQueue(label: "delayed-release-closure")
+        weak var weakCaptured: Captured?
+        let handle: DelayedWork
+        do {
+            let captured = Captured()
+            weakCaptured = captured
+            handle = queue.asyncAfter(delay: .seconds(3600)) { _ = captured }
+        }
+        #expect(weakCaptured != nil, "the pending work must keep its captures")
+        #expect(handle.cancel())
+        // Not an hour later when the worker would meet the entry: now.
+        #expect(weakCaptured == nil, "a cancelled far-future work kept its captures alive")
+    }
+
     @Test func cancelAfterTheRunReturnsFalse() {
         let queue = SerialQueue(label: "delayed-late-cancel")
         let done = TestSemaphore()

@@ -254,6 +254,7 @@ struct PollingStressTests {
                     return
                 }
                 queue.sync {}
+                replies.withLock { $0 = nil }  // the reply captures the poller, whose query captures `replies`
                 if outcomes.value != 1 { doubles.increment() }
                 let cancelled: Bool
                 switch poller.outcome {

@@ -95,20 +95,11 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         stack.push(self)
         var batch = ContiguousArray<QueueWork>()
         batch.reserveCapacity(Self.batchLimit)
-        var purged: [DelayedHeap.Entry] = []
 
         self.mutex.lock()
         while true {
             if !self.state.delayed.isEmpty {
-                self.state.moveDueDelayedWork(now: .now(), purged: &purged)
-            }
-            if !purged.isEmpty {
-                // Cancelled closures are released outside the lock: their captures' deinits may
-                // call back into this queue.
-                self.mutex.unlock()
-                purged.removeAll(keepingCapacity: true)
-                self.mutex.lock()
-                continue
+                self.state.moveDueDelayedWork(now: .now())
             }
             if self.state.takeBatch(into: &batch, limit: Self.batchLimit) {
                 self.interrupted.store(false, ordering: .relaxed)
@@ -156,8 +147,8 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
                 job.runSynchronously(
                     isolatedTo: UnownedSerialExecutor(ordinary: self),
                     taskExecutor: UnownedTaskExecutor(ordinary: self))
-            case .delayed(let handle, let work):
-                if handle.claimRun() { work() }
+            case .delayed(let handle):
+                if let work = handle.claimRun() { work() }
             case .syncTurn(let waiter):
                 self.handOff(to: waiter.takeUnretainedValue())
             }
@@ -174,7 +165,18 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.state.returnUnrun(rest)
         let dropped = self.state.lifecycle == .shutDown(.cancelPending) ? self.state.removeCancellableWork() : []
         self.mutex.unlock()
-        _ = consume dropped  // released here, outside the lock
+        self.discard(dropped)
+    }
+
+    /// Releases dropped work and cancels dropped delayed work, outside the lock (closures'
+    /// captures may call back into this queue when released), then counts the delayed work
+    /// whose run this prevented.
+    func discard(_ dropped: [QueueWork], delayed: [DelayedHeap.Entry] = []) {
+        var prevented = 0
+        for entry in delayed where entry.handle.cancel() { prevented += 1 }
+        for case .delayed(let handle) in dropped where handle.cancel() { prevented += 1 }
+        guard prevented > 0 else { return }
+        self.mutex.withLock { self.state.cancelledDelayedWork += prevented }
     }
 
     /// Gives the queue to a waiting `sync` caller and sleeps until its body returns.

@@ -5,7 +5,8 @@ extension SerialQueue {
     /// `CLOCK_MONOTONIC`, and once due the work joins the back of the FIFO. Releasing or
     /// shutting down the queue cancels it if it is not yet due (the handle says so).
     ///
-    /// - Returns: A handle whose `cancel()` prevents the run if it has not started.
+    /// - Returns: A handle whose `cancel()` prevents the run if it has not started, and releases
+    ///   `work` at once.
     /// - Complexity: O(log n) in the number of pending delayed works; cancel is O(1).
     /// - Precondition: The queue was not shut down.
     @discardableResult
@@ -19,16 +20,15 @@ extension SerialQueue {
     /// - Precondition: The queue was not shut down.
     @discardableResult
     public func asyncAfter(deadline: MonotonicInstant, _ work: @escaping @Sendable () -> Void) -> DelayedWork {
-        let handle = DelayedWork(deadline: deadline)
+        let handle = DelayedWork(deadline: deadline, work: work)
         self.core.mutex.lock()
         guard self.core.state.isAccepting else {
             self.core.mutex.unlock()
             Misuse.useAfterShutdown(label: self.label, operation: "asyncAfter")
         }
-        let (action, purged) = self.core.state.schedule(handle, work)
+        let action = self.core.state.schedule(handle)
         self.core.mutex.unlock()
         if action == .wakeWorker { self.core.workAvailable.signal() }
-        _ = consume purged  // cancelled closures are released outside the lock
         return handle
     }
 

@@ -43,7 +43,7 @@ extension SerialQueue {
             return self.shutdownReport()
         }
         core.state.lifecycle = .shutDown(mode)
-        let cancelledDelayed = core.state.cancelAllDelayedWork()
+        let cancelledDelayed = core.state.delayed.removeAll()
         var dropped: [QueueWork] = []
         if mode == .cancelPending {
             dropped = core.state.removeCancellableWork()
@@ -52,8 +52,7 @@ extension SerialQueue {
         let action = core.state.wakeWorkerIfNeeded()
         core.mutex.unlock()
         if action == .wakeWorker { core.workAvailable.signal() }
-        _ = consume cancelledDelayed  // released outside the lock
-        _ = consume dropped
+        core.discard(dropped, delayed: cancelledDelayed)
         self.waitForWorkerExit()
         // Read after the worker exited: it may have dropped the rest of a batch it was running.
         return self.shutdownReport()
@@ -98,14 +97,14 @@ extension SerialQueue {
         var cancelledDelayed: [DelayedHeap.Entry] = []
         if core.state.isAccepting {
             core.state.lifecycle = .released
-            cancelledDelayed = core.state.cancelAllDelayedWork()
+            cancelledDelayed = core.state.delayed.removeAll()
         }
         let action = core.state.wakeWorkerIfNeeded()
         let mustReclaim = !core.state.threadReclaimed
         core.state.threadReclaimed = true
         core.mutex.unlock()
         if action == .wakeWorker { core.workAvailable.signal() }
-        _ = consume cancelledDelayed
+        core.discard([], delayed: cancelledDelayed)
         guard mustReclaim else { return }
         if self.thread.isCurrent {
             // Released by its own work: the worker cannot join itself; it exits once drained.

@@ -6,7 +6,7 @@ enum QueueWork {
     /// A Swift concurrency job (actor or task-executor work).
     case job(UnownedJob)
     /// Delayed work that has fallen due; it still runs only if its handle can claim the run.
-    case delayed(DelayedWork, @Sendable () -> Void)
+    case delayed(DelayedWork)
     /// A `sync` caller waiting for its turn on its own thread.
     case syncTurn(Unmanaged<CurrentQueueStack>)
 
@@ -106,33 +106,29 @@ struct QueueState {
         return self.wakeWorkerIfNeeded()
     }
 
-    /// Adds delayed work; returns the wake decision and any cancelled entries purged on the way
-    /// (to be released outside the lock).
-    mutating func schedule(
-        _ handle: DelayedWork, _ work: @escaping @Sendable () -> Void
-    ) -> (WakeAction, purged: [DelayedHeap.Entry]) {
-        var purged: [DelayedHeap.Entry] = []
+    /// Adds delayed work and says whether the worker must re-arm its timed wait.
+    mutating func schedule(_ handle: DelayedWork) -> WakeAction {
         if self.delayed.count >= self.compactionThreshold {
-            purged = self.delayed.removeCancelled()
+            // Cancelled entries hold no closure, only their handle: purging them is bookkeeping.
+            self.delayed.removeCancelled()
             self.compactionThreshold = max(64, 2 * self.delayed.count)
         }
-        self.delayed.insert(handle, work)
+        self.delayed.insert(handle)
         // A new earliest deadline must re-arm a sleeping worker's timed wait.
         guard self.delayed.first?.handle === handle, self.phase == .sleeping, !self.wakePending, !self.isSuspended
-        else { return (.none, purged) }
+        else { return .none }
         self.wakePending = true
-        return (.wakeWorker, purged)
+        return .wakeWorker
     }
 
     /// Moves delayed work due at `now` to the back of the FIFO, in deadline order, and drops
-    /// cancelled entries from the front of the heap into `purged`.
-    mutating func moveDueDelayedWork(now: MonotonicInstant, purged: inout [DelayedHeap.Entry]) {
+    /// cancelled entries from the front of the heap.
+    mutating func moveDueDelayedWork(now: MonotonicInstant) {
         while let first = self.delayed.first {
             if first.handle.isCancelled {
-                purged.append(self.delayed.popFirst()!)
+                _ = self.delayed.popFirst()
             } else if first.deadline <= now {
-                let entry = self.delayed.popFirst()!
-                self.fifo.append(.delayed(entry.handle, entry.work))
+                self.fifo.append(.delayed(self.delayed.popFirst()!.handle))
             } else {
                 return
             }
@@ -176,26 +172,11 @@ struct QueueState {
         for item in work.reversed() { self.fifo.prepend(item) }
     }
 
-    /// Drops what `.cancelPending` may drop from the FIFO, counting it; returns it to be
-    /// released outside the lock.
+    /// Drops what `.cancelPending` may drop from the FIFO, counting the closures; returns it all
+    /// for `QueueCore.discard` to release and cancel outside the lock.
     mutating func removeCancellableWork() -> [QueueWork] {
         let removed = self.fifo.removeAll { $0.isCancellable }
-        for work in removed {
-            if case .delayed(let handle, _) = work {
-                if handle.cancel() { self.cancelledDelayedWork += 1 }
-            } else {
-                self.cancelledWork += 1
-            }
-        }
-        return removed
-    }
-
-    /// Cancels every delayed work not yet due; returns the entries to release outside the lock.
-    mutating func cancelAllDelayedWork() -> [DelayedHeap.Entry] {
-        let removed = self.delayed.removeAll()
-        for entry in removed where entry.handle.cancel() {
-            self.cancelledDelayedWork += 1
-        }
+        for case .closure in removed { self.cancelledWork += 1 }
         return removed
     }
 }
