@@ -1,0 +1,37 @@
+import SerialRuntime
+
+/// This library's `TimerService` on its own `SerialQueue` (default tick of 1 ms).
+struct SerialTimerPeer: TimerPeer {
+    static let column = Column.serial
+    let queue: SerialQueue
+    let service: TimerService
+
+    init(label: String) {
+        self.queue = SerialQueue(label: label)
+        self.service = TimerService(scheduler: self.queue)
+    }
+
+    @inline(__always)
+    func schedule(afterNanoseconds nanoseconds: Int64, _ work: @escaping @Sendable () -> Void) -> TimerHandle {
+        do {
+            return try self.service.schedule(after: .nanoseconds(nanoseconds), work)
+        } catch {
+            fatalError("compare: TimerService refused a timer: \(error)")
+        }
+    }
+
+    @inline(__always)
+    func cancel(_ handle: TimerHandle) {
+        _ = handle.cancel()
+    }
+
+    func execute(_ work: @escaping @Sendable () -> Void) {
+        self.queue.async(work)
+    }
+
+    func close() {
+        self.service.stop()
+        self.queue.shutdown(.drain)
+    }
+}
+

@@ -1,0 +1,103 @@
+/// The run's context, printed with the table.
+struct Machine {
+    var cores: Int
+    var cpu: String
+    var repetitions: Int
+}
+
+enum Output {
+    /// Exactly one JSON object: `{"rows":[{"name":…,"unit":…,"serial":x,"dispatch":y,"nio":z},…]}`,
+    /// a column absent when that peer has no equivalent (or could not be measured). Each row
+    /// also carries `counts` (operations per repetition per column) and `notes` when it has any;
+    /// the object carries `cores` and `repetitions`.
+    static func json(_ rows: [Row], machine: Machine) -> String {
+        var parts: [String] = []
+        for row in rows {
+            var fields = ["\"name\":\(quoted(row.name))", "\"unit\":\(quoted(row.unit))"]
+            for column in Column.allCases {
+                if let value = row.values[column], value.isFinite { fields.append("\"\(column)\":\(value)") }
+            }
+            let counts = Column.allCases.compactMap { column in
+                row.values[column] == nil ? nil : row.counts[column].map { "\"\(column)\":\($0)" }
+            }
+            if !counts.isEmpty { fields.append("\"counts\":{\(counts.joined(separator: ","))}") }
+            if !row.notes.isEmpty { fields.append("\"notes\":[\(row.notes.map(quoted).joined(separator: ","))]") }
+            parts.append("{\(fields.joined(separator: ","))}")
+        }
+        return "{\"rows\":[\(parts.joined(separator: ","))],\"cores\":\(machine.cores),"
+            + "\"repetitions\":\(machine.repetitions)}"
+    }
+
+    /// A fixed-width table of medians, serial/peer ratios and the issue's goals, then the notes.
+    static func table(_ rows: [Row], machine: Machine) -> String {
+        let header = ["row", "unit", "serial", "dispatch", "nio", "s/dispatch", "s/nio", "goal", "ops per rep"]
+        var lines: [[String]] = [header]
+        for row in rows {
+            let value = { (column: Column) in row.values[column].map(formatNumber) ?? "—" }
+            let ratio = { (column: Column) in row.ratio(to: column).map(formatNumber) ?? "—" }
+            let goals = row.goals.map { goal -> String in
+                let mark = goal.isMet(by: row).map { $0 ? "✓" : "✗" } ?? "?"
+                return "\(goal.description) \(mark)"
+            }
+            let counts = Column.allCases.compactMap { column in
+                row.values[column] == nil ? nil : row.counts[column].map { "\(column.rawValue.prefix(1)):\(formatCount($0))" }
+            }
+            lines.append([
+                row.name, row.unit, value(.serial), value(.dispatch), value(.nio), ratio(.dispatch), ratio(.nio),
+                goals.joined(separator: ", "), counts.joined(separator: " "),
+            ])
+        }
+        var widths = Array(repeating: 0, count: header.count)
+        for line in lines {
+            for (index, cell) in line.enumerated() { widths[index] = max(widths[index], cell.count) }
+        }
+        var text = "swift-serial-runtime compare — \(machine.cores) cores (\(machine.cpu)), "
+            + "median of \(machine.repetitions) repetitions in one process\n"
+        if machine.repetitions < 5 {
+            text += "(a profiling run: fewer than 5 repetitions, not a comparison to quote)\n"
+        }
+        text += "\n"
+        for (number, line) in lines.enumerated() {
+            let cells = line.enumerated().map { index, cell in
+                let padding = String(repeating: " ", count: widths[index] - cell.count)
+                // Names left-aligned, figures right-aligned.
+                return index < 2 || index >= 7 ? cell + padding : padding + cell
+            }
+            text += cells.joined(separator: "  ").trimmingTrailingSpaces() + "\n"
+            if number == 0 { text += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n" }
+        }
+        let notes = rows.flatMap { row in row.notes.map { "  \(row.name): \($0)" } }
+        if !notes.isEmpty { text += "\nnotes:\n" + notes.joined(separator: "\n") + "\n" }
+        text += "\ns/dispatch, s/nio: serial ÷ peer. Every row is a cost: lower is better, a ratio below 1 favours serial.\n"
+        text += "ops per rep: operations each column measured per repetition (s serial, d dispatch, n nio).\n"
+        return text
+    }
+
+    private static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result + "\""
+    }
+}
+
+extension String {
+    fileprivate func trimmingTrailingSpaces() -> String {
+        var copy = self
+        while copy.last == " " { copy.removeLast() }
+        return copy
+    }
+}
