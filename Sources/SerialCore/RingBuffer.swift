@@ -53,6 +53,18 @@ struct RingBuffer<Element> {
         return element
     }
 
+    /// Removes and returns the back element, or `nil` when empty.
+    ///
+    /// - Complexity: O(1).
+    mutating func popLast() -> Element? {
+        guard self.count > 0 else { return nil }
+        let index = (self.head &+ self.count &- 1) & self.mask
+        let element = self.storage[index]
+        self.storage[index] = nil
+        self.count &-= 1
+        return element
+    }
+
     /// Removes every element for which `shouldRemove` is true, keeping the others in order,
     /// and returns the removed ones in their former order.
     ///

@@ -11,6 +11,12 @@ final class CurrentQueueStack {
     @inline(__always)
     static var current: CurrentQueueStack { Self.local.value }
 
+    /// Runs `body` with the calling thread's stack, without retaining it (hot paths).
+    @inline(__always)
+    static func withCurrent<T>(_ body: (CurrentQueueStack) throws -> T) rethrows -> T {
+        try Self.local.unmanagedValue._withUnsafeGuaranteedRef(body)
+    }
+
     /// Unretained: a queue is on the stack only while its core is kept alive by the code
     /// running it (the worker, or the `sync` caller).
     @exclusivity(unchecked) private var held: [Unmanaged<QueueCore>] = []  // this thread only

@@ -4,9 +4,6 @@ import Synchronization
 /// worker loop. The worker thread retains the core, never the `SerialQueue`, so releasing the
 /// last `SerialQueue` reference is what ends the worker.
 final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by `mutex`
-    /// How many FIFO items the worker takes per lock acquisition.
-    static let batchLimit = 128
-
     let label: String
     let mutex = PthreadMutex()
     /// The worker's own wake-up: only the worker ever waits on it.
@@ -93,15 +90,14 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     func workerMain() {
         let stack = CurrentQueueStack.current
         stack.push(self)
-        var batch = ContiguousArray<QueueWork>()
-        batch.reserveCapacity(Self.batchLimit)
+        var batch = RingBuffer<QueueWork>(initialCapacity: 256)  // swapped with the FIFO, never reallocated
 
         self.mutex.lock()
         while true {
             if !self.state.delayed.isEmpty {
                 self.state.moveDueDelayedWork(now: .now())
             }
-            if self.state.takeBatch(into: &batch, limit: Self.batchLimit) {
+            if self.state.takeBatch(into: &batch) {
                 self.interrupted.store(false, ordering: .relaxed)
                 self.mutex.unlock()
                 self.run(&batch)
@@ -132,15 +128,15 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.state.wakePending = false
     }
 
-    /// Runs a batch outside the lock, then empties it (releasing closures outside the lock).
-    private func run(_ batch: inout ContiguousArray<QueueWork>) {
-        var index = 0
-        while index < batch.count {
+    /// Runs a batch outside the lock. Each closure is released right after it ran, outside the lock.
+    private func run(_ batch: inout RingBuffer<QueueWork>) {
+        while let work = batch.popFirst() {
             if self.interrupted.load(ordering: .relaxed) {
-                self.returnUnrun(batch[index...])
-                break
+                batch.prepend(work)
+                self.returnUnrun(&batch)
+                return
             }
-            switch batch[index] {
+            switch work {
             case .closure(let work):
                 work()
             case .job(let job):
@@ -152,17 +148,15 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             case .syncTurn(let waiter):
                 self.handOff(to: waiter.takeUnretainedValue())
             }
-            index &+= 1
         }
-        batch.removeAll(keepingCapacity: true)
     }
 
     /// Suspension or a cancelling shutdown arrived mid-batch: the rest goes back to the front.
     @inline(never)
-    private func returnUnrun(_ rest: ArraySlice<QueueWork>) {
+    private func returnUnrun(_ rest: inout RingBuffer<QueueWork>) {
         self.mutex.lock()
         self.interrupted.store(false, ordering: .relaxed)
-        self.state.returnUnrun(rest)
+        self.state.returnUnrun(&rest)
         let dropped = self.state.lifecycle == .shutDown(.cancelPending) ? self.state.removeCancellableWork() : []
         self.mutex.unlock()
         self.discard(dropped)

@@ -156,20 +156,22 @@ struct QueueState {
         return self.wakeWorkerIfNeeded()
     }
 
-    /// Gives the worker up to `limit` items to run outside the lock, if it may run now.
-    mutating func takeBatch(into batch: inout ContiguousArray<QueueWork>, limit: Int) -> Bool {
+    /// Gives the worker everything queued, if it may run now, by swapping the FIFO with the
+    /// worker's empty spare ring: O(1) under the lock however long the FIFO is, and no per-item
+    /// copying. Work arriving meanwhile goes to the other ring, behind the batch, as its order
+    /// requires (delayed work that falls due joins the back too).
+    mutating func takeBatch(into batch: inout RingBuffer<QueueWork>) -> Bool {
         guard self.owner == .none, !self.isSuspended, !self.fifo.isEmpty else { return false }
+        assert(batch.isEmpty, "internal inconsistency: the worker's spare ring is not empty")
         self.owner = .worker
-        while batch.count < limit, let work = self.fifo.popFirst() {
-            batch.append(work)
-        }
+        swap(&self.fifo, &batch)
         self.checkInvariants()
         return true
     }
 
     /// Puts work the worker took but did not run back at the front, in its order.
-    mutating func returnUnrun(_ work: ArraySlice<QueueWork>) {
-        for item in work.reversed() { self.fifo.prepend(item) }
+    mutating func returnUnrun(_ rest: inout RingBuffer<QueueWork>) {
+        while let item = rest.popLast() { self.fifo.prepend(item) }
     }
 
     /// Drops what `.cancelPending` may drop from the FIFO, counting the closures; returns it all

@@ -72,17 +72,19 @@ public final class SerialQueue: Sendable {
     ///   other queues' `sync` (that would deadlock, so it traps naming the chain); the queue was
     ///   not shut down.
     public func sync<T>(_ body: () throws -> T) rethrows -> T {
-        let stack = CurrentQueueStack.current
-        if stack.holds(self.core) {
-            Misuse.reentrantSync(label: self.label, chain: stack.labels + [self.label])
+        let core = self.core
+        return try CurrentQueueStack.withCurrent { stack in
+            if stack.holds(core) {
+                Misuse.reentrantSync(label: self.label, chain: stack.labels + [self.label])
+            }
+            core.enterSync(stack)
+            stack.push(core)
+            defer {
+                stack.pop(core)
+                core.leaveSync()
+            }
+            return try body()
         }
-        self.core.enterSync(stack)
-        stack.push(self.core)
-        defer {
-            stack.pop(self.core)
-            self.core.leaveSync()
-        }
-        return try body()
     }
 
     /// Whether the caller is running this queue's work: inside its async (or delayed, or

@@ -21,17 +21,22 @@ final class ThreadLocal<Value: AnyObject>: @unchecked Sendable {  // the key is 
 
     /// This thread's value; the first call on a thread creates it (one allocation per thread).
     @inline(__always)
-    var value: Value {
+    var value: Value { self.unmanagedValue.takeUnretainedValue() }
+
+    /// This thread's value without a retain: the thread keeps it alive until it exits, so it
+    /// is valid for as long as the caller runs on this thread.
+    @inline(__always)
+    var unmanagedValue: Unmanaged<Value> {
         if let pointer = pthread_getspecific(self.key) {
-            return Unmanaged<Value>.fromOpaque(pointer).takeUnretainedValue()
+            return Unmanaged<Value>.fromOpaque(pointer)
         }
         return self.makeValue()
     }
 
     @inline(never)
-    private func makeValue() -> Value {
-        let value = self.make()
-        checkPthread(pthread_setspecific(self.key, Unmanaged.passRetained(value).toOpaque()), "pthread_setspecific")
+    private func makeValue() -> Unmanaged<Value> {
+        let value = Unmanaged.passRetained(self.make())
+        checkPthread(pthread_setspecific(self.key, value.toOpaque()), "pthread_setspecific")
         return value
     }
 }
