@@ -15,9 +15,64 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// Set by `suspend` and `shutdown(.cancelPending)` so the worker stops a batch midway;
     /// read without the lock once per item (a relaxed load), re-checked under the lock.
     let interrupted = Atomic<Bool>(false)
+    /// The lock-free door through which `sync` enters an idle queue (see `FastPath`).
+    let fastPath = Atomic<UInt8>(FastPath.closed)
+
+    /// States of `fastPath`. The door is opened only under the lock, when the queue is idle
+    /// (worker asleep, FIFO empty, not suspended, accepting); every decision under the lock
+    /// first closes it (`lockState`), so while it is open nothing else can be going on.
+    enum FastPath {
+        /// Decisions go through the lock.
+        static let closed: UInt8 = 0
+        /// The queue is idle: one compare-and-swap takes it for a `sync` body.
+        static let open: UInt8 = 1
+        /// A `sync` body that came through the door runs now; it reopens the door when done.
+        static let held: UInt8 = 2
+        /// As `held`, but a lock holder has recorded that body as the owner in `state`: it must
+        /// leave through the lock, so its leaving is decided with everything else.
+        static let heldAndRecorded: UInt8 = 3
+    }
 
     init(label: String) {
         self.label = label
+    }
+
+    // MARK: The lock and the door
+
+    /// Takes the mutex and closes the fast-path door, so `state` is the whole truth.
+    @inline(__always)
+    func lockState() {
+        self.mutex.lock()
+        self.closeFastPath()
+    }
+
+    /// Under the lock: closes the door; if a `sync` body that came through it is running,
+    /// records it as the owner (its leave then comes through the lock).
+    @inline(__always)
+    func closeFastPath() {
+        while true {
+            switch self.fastPath.load(ordering: .acquiring) {
+            case FastPath.open:
+                if self.fastPath.compareExchange(
+                    expected: FastPath.open, desired: FastPath.closed, ordering: .acquiringAndReleasing
+                ).exchanged { return }
+            case FastPath.held:
+                if self.fastPath.compareExchange(
+                    expected: FastPath.held, desired: FastPath.heldAndRecorded, ordering: .acquiringAndReleasing
+                ).exchanged {
+                    self.state.owner = .syncCaller
+                    return
+                }
+            default:
+                return
+            }
+        }
+    }
+
+    /// Under the lock: opens the door if the queue is idle.
+    @inline(__always)
+    func openFastPathIfIdle() {
+        if self.state.isIdle { self.fastPath.store(FastPath.open, ordering: .releasing) }
     }
 
     // MARK: Producers
@@ -27,7 +82,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// - Complexity: O(1) amortised; one lock, and one signal at most (after unlocking).
     @inline(__always)
     func submit(_ work: QueueWork, operation: @autoclosure () -> String) {
-        self.mutex.lock()
+        self.lockState()
         guard self.state.isAccepting else {
             self.mutex.unlock()
             Misuse.useAfterShutdown(label: self.label, operation: operation())
@@ -39,7 +94,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
 
     /// Like `submit`, but reports a shut-down queue instead of trapping.
     func trySubmit(_ work: QueueWork) -> Bool {
-        self.mutex.lock()
+        self.lockState()
         guard self.state.isAccepting else {
             self.mutex.unlock()
             return false
@@ -54,10 +109,24 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
 
     // MARK: Sync
 
-    /// Blocks until the calling thread owns the queue: at once if it is idle, otherwise at
-    /// its turn in the FIFO, woken on its own condition variable.
-    func enterSync(_ stack: CurrentQueueStack) {
-        self.mutex.lock()
+    /// Blocks until the calling thread owns the queue: at once if it is idle (one
+    /// compare-and-swap through the door, or under the lock), otherwise at its turn in the FIFO,
+    /// woken on its own condition variable.
+    ///
+    /// - Returns: Whether it came through the door (then `leaveSync` tries the door first).
+    @inline(__always)
+    func enterSync(_ stack: CurrentQueueStack) -> Bool {
+        if self.fastPath.compareExchange(
+            expected: FastPath.open, desired: FastPath.held, ordering: .acquiring
+        ).exchanged {
+            return true
+        }
+        self.enterSyncThroughTheLock(stack)
+        return false
+    }
+
+    private func enterSyncThroughTheLock(_ stack: CurrentQueueStack) {
+        self.lockState()
         guard self.state.isAccepting else {
             self.mutex.unlock()
             Misuse.useAfterShutdown(label: self.label, operation: "sync")
@@ -77,9 +146,31 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     }
 
     /// Gives the queue back after a `sync` body returned (or threw).
-    func leaveSync() {
+    @inline(__always)
+    func leaveSync(enteredThroughTheDoor: Bool) {
+        // Nothing happened meanwhile: the queue is idle again, exactly as the body found it.
+        if enteredThroughTheDoor,
+            self.fastPath.compareExchange(
+                expected: FastPath.held, desired: FastPath.open, ordering: .releasing
+            ).exchanged
+        {
+            return
+        }
+        self.leaveSyncThroughTheLock(enteredThroughTheDoor: enteredThroughTheDoor)
+    }
+
+    private func leaveSyncThroughTheLock(enteredThroughTheDoor: Bool) {
         self.mutex.lock()
+        if enteredThroughTheDoor {
+            assert(
+                self.fastPath.load(ordering: .relaxed) == FastPath.heldAndRecorded,
+                "internal inconsistency: a door-entered sync body was not recorded as the owner")
+            self.fastPath.store(FastPath.closed, ordering: .relaxed)
+        } else {
+            self.closeFastPath()
+        }
         let action = self.state.leaveSync()
+        self.openFastPathIfIdle()
         self.mutex.unlock()
         if action == .wakeWorker { self.workAvailable.signal() }
     }
@@ -92,7 +183,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         stack.push(self)
         var batch = RingBuffer<QueueWork>(initialCapacity: 256)  // swapped with the FIFO, never reallocated
 
-        self.mutex.lock()
+        self.lockState()
         while true {
             if !self.state.delayed.isEmpty {
                 self.state.moveDueDelayedWork(now: .now())
@@ -101,7 +192,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
                 self.interrupted.store(false, ordering: .relaxed)
                 self.mutex.unlock()
                 self.run(&batch)
-                self.mutex.lock()
+                self.lockState()
                 self.state.owner = .none
                 continue
             }
@@ -119,11 +210,13 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     @inline(never)
     func blockingWaitForWork() {
         self.state.phase = .sleeping
+        self.openFastPathIfIdle()
         if let deadline = self.state.nextDelayedDeadline, !self.state.isSuspended {
             self.workAvailable.wait(releasing: self.mutex, until: deadline)
         } else {
             self.workAvailable.wait(releasing: self.mutex)
         }
+        self.closeFastPath()
         self.state.phase = .running
         self.state.wakePending = false
     }
@@ -154,7 +247,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// Suspension or a cancelling shutdown arrived mid-batch: the rest goes back to the front.
     @inline(never)
     private func returnUnrun(_ rest: inout RingBuffer<QueueWork>) {
-        self.mutex.lock()
+        self.lockState()
         self.interrupted.store(false, ordering: .relaxed)
         self.state.returnUnrun(&rest)
         let dropped = self.state.lifecycle == .shutDown(.cancelPending) ? self.state.removeCancellableWork() : []
@@ -175,7 +268,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
 
     /// Gives the queue to a waiting `sync` caller and sleeps until its body returns.
     private func handOff(to waiter: CurrentQueueStack) {
-        self.mutex.lock()
+        self.lockState()
         self.state.owner = .syncCaller
         self.state.phase = .awaitingSyncReturn
         waiter.isTurnGranted = true

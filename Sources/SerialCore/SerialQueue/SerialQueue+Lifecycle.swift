@@ -36,7 +36,7 @@ extension SerialQueue {
     @discardableResult
     public func shutdown(_ mode: ShutdownMode = .drain) -> ShutdownReport {
         let core = self.core
-        core.mutex.lock()
+        core.lockState()
         guard core.state.isAccepting else {
             core.mutex.unlock()
             self.waitForWorkerExit()
@@ -88,7 +88,7 @@ extension SerialQueue {
     /// The last reference is gone: let the worker drain and exit, and reclaim its thread.
     func releaseWorker() {
         let core = self.core
-        core.mutex.lock()
+        core.lockState()
         if core.state.isSuspended {
             let count = core.state.suspendCount
             core.mutex.unlock()

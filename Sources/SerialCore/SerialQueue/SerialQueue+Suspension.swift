@@ -7,7 +7,7 @@ extension SerialQueue {
     ///
     /// - Complexity: O(1).
     public func suspend() {
-        self.core.mutex.lock()
+        self.core.lockState()
         self.core.state.suspendCount += 1
         self.core.interrupted.store(true, ordering: .relaxed)
         self.core.mutex.unlock()
@@ -17,12 +17,13 @@ extension SerialQueue {
     ///
     /// - Precondition: More `suspend()` than `resume()` calls so far; otherwise it traps.
     public func resume() {
-        self.core.mutex.lock()
+        self.core.lockState()
         guard self.core.state.suspendCount > 0 else {
             self.core.mutex.unlock()
             Misuse.overResume(label: self.label)
         }
         let action = self.core.state.resume()
+        self.core.openFastPathIfIdle()
         self.core.mutex.unlock()
         if action == .wakeWorker { self.core.workAvailable.signal() }
     }

@@ -76,6 +76,14 @@ struct QueueState {
     /// Suspension only holds while the queue accepts work: shutdown and release drain.
     var isSuspended: Bool { self.suspendCount > 0 && self.lifecycle == .accepting }
 
+    /// Idle: nothing queued or running, the worker asleep with no wake-up on its way, and
+    /// nothing (suspension, shutdown) that `sync` must wait for. Only then may `sync` enter
+    /// without the lock.
+    var isIdle: Bool {
+        self.owner == .none && self.fifo.isEmpty && !self.isSuspended && self.isAccepting
+            && self.phase == .sleeping && !self.wakePending
+    }
+
     var workerShouldExit: Bool { !self.isAccepting && self.fifo.isEmpty && self.owner == .none }
 
     var nextDelayedDeadline: MonotonicInstant? { self.delayed.first?.deadline }

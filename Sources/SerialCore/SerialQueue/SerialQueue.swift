@@ -77,11 +77,11 @@ public final class SerialQueue: Sendable {
             if stack.holds(core) {
                 Misuse.reentrantSync(label: self.label, chain: stack.labels + [self.label])
             }
-            core.enterSync(stack)
+            let enteredThroughTheDoor = core.enterSync(stack)
             stack.push(core)
             defer {
                 stack.pop(core)
-                core.leaveSync()
+                core.leaveSync(enteredThroughTheDoor: enteredThroughTheDoor)
             }
             return try body()
         }
