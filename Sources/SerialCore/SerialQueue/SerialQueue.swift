@@ -63,9 +63,10 @@ public final class SerialQueue: Sendable {
     /// of this queue runs while it runs.
     ///
     /// **Threads.** `body` runs on the caller's thread, never on the worker; `isCurrent` is
-    /// `true` inside it. An idle queue is entered at once, without a thread hand-off or an
-    /// allocation; otherwise the caller sleeps on its own wake-up until the worker hands it
-    /// the queue, and the worker resumes after `body` returns or throws.
+    /// `true` inside it. An idle queue is entered at once, without a thread hand-off, a lock or
+    /// an allocation (one compare-and-swap in, one out); otherwise the caller sleeps on its own
+    /// wake-up until the worker hands it the queue, and the worker resumes after `body` returns
+    /// or throws.
     ///
     /// - Complexity: O(1) to enter and leave, plus the wait for earlier work.
     /// - Precondition: Not called from work already running on this queue, directly or through
