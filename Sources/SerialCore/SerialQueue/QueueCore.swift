@@ -15,6 +15,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// Set by `suspend` and `shutdown(.cancelPending)` so the worker stops a batch midway;
     /// read without the lock once per item (a relaxed load), re-checked under the lock.
     let interrupted = Atomic<Bool>(false)
+    /// Set when work arrives for a worker that is spinning before sleeping (see `spinBeforeSleeping`).
+    let spinningWorkerNudged = Atomic<Bool>(false)
+    /// How long the worker watches for new work before it sleeps.
+    static let spinWindowNanoseconds: UInt64 = 20_000
     /// The lock-free door through which `sync` enters an idle queue (see `FastPath`).
     let fastPath = Atomic<UInt8>(FastPath.closed)
 
@@ -46,6 +50,13 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.closeFastPath()
     }
 
+    /// Checks the state's invariants (debug builds) and releases the mutex.
+    @inline(__always)
+    func unlockState() {
+        self.state.checkInvariants()
+        self.mutex.unlock()
+    }
+
     /// Under the lock: closes the door; if a `sync` body that came through it is running,
     /// records it as the owner (its leave then comes through the lock).
     @inline(__always)
@@ -75,6 +86,16 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         if self.state.isIdle { self.fastPath.store(FastPath.open, ordering: .releasing) }
     }
 
+    /// Carries out a wake decision made under the lock.
+    @inline(__always)
+    func perform(_ action: QueueState.WakeAction) {
+        switch action {
+        case .none: return
+        case .wakeWorker: self.workAvailable.signal()
+        case .nudgeSpinningWorker: self.spinningWorkerNudged.store(true, ordering: .releasing)
+        }
+    }
+
     // MARK: Producers
 
     /// Appends work to the FIFO, waking the worker only if it sleeps.
@@ -84,24 +105,24 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     func submit(_ work: QueueWork, operation: @autoclosure () -> String) {
         self.lockState()
         guard self.state.isAccepting else {
-            self.mutex.unlock()
+            self.unlockState()
             Misuse.useAfterShutdown(label: self.label, operation: operation())
         }
         let action = self.state.submit(work)
-        self.mutex.unlock()
-        if action == .wakeWorker { self.workAvailable.signal() }
+        self.unlockState()
+        self.perform(action)
     }
 
     /// Like `submit`, but reports a shut-down queue instead of trapping.
     func trySubmit(_ work: QueueWork) -> Bool {
         self.lockState()
         guard self.state.isAccepting else {
-            self.mutex.unlock()
+            self.unlockState()
             return false
         }
         let action = self.state.submit(work)
-        self.mutex.unlock()
-        if action == .wakeWorker { self.workAvailable.signal() }
+        self.unlockState()
+        self.perform(action)
         return true
     }
 
@@ -128,21 +149,19 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     private func enterSyncThroughTheLock(_ stack: CurrentQueueStack) {
         self.lockState()
         guard self.state.isAccepting else {
-            self.mutex.unlock()
+            self.unlockState()
             Misuse.useAfterShutdown(label: self.label, operation: "sync")
         }
         if self.state.tryEnterSync() {
-            self.mutex.unlock()
+            self.unlockState()
             return
         }
         stack.isTurnGranted = false
-        if self.state.submit(.syncTurn(Unmanaged.passUnretained(stack))) == .wakeWorker {
-            self.workAvailable.signal()
-        }
+        self.perform(self.state.submit(.syncTurn(Unmanaged.passUnretained(stack))))
         while !stack.isTurnGranted {
             stack.turnGranted.wait(releasing: self.mutex)
         }
-        self.mutex.unlock()
+        self.unlockState()
     }
 
     /// Gives the queue back after a `sync` body returned (or threw).
@@ -171,8 +190,8 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         }
         let action = self.state.leaveSync()
         self.openFastPathIfIdle()
-        self.mutex.unlock()
-        if action == .wakeWorker { self.workAvailable.signal() }
+        self.unlockState()
+        self.perform(action)
     }
 
     // MARK: Worker
@@ -183,6 +202,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         stack.push(self)
         var batch = RingBuffer<QueueWork>(initialCapacity: 256)  // swapped with the FIFO, never reallocated
 
+        var ranSinceSleeping = false
         self.lockState()
         while true {
             if !self.state.delayed.isEmpty {
@@ -190,19 +210,49 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             }
             if self.state.takeBatch(into: &batch) {
                 self.interrupted.store(false, ordering: .relaxed)
-                self.mutex.unlock()
+                self.unlockState()
                 self.run(&batch)
                 self.lockState()
                 self.state.owner = .none
+                ranSinceSleeping = true
                 continue
             }
             if self.state.workerShouldExit { break }
+            if ranSinceSleeping {
+                // Whether or not it saw a nudge, work may have arrived while the lock was free:
+                // look again before sleeping.
+                ranSinceSleeping = false
+                self.spinBeforeSleeping()
+                continue
+            }
             self.blockingWaitForWork()
         }
         self.state.phase = .exited
         self.workerExited.broadcast()
-        self.mutex.unlock()
+        self.unlockState()
         stack.pop(self)
+    }
+
+    /// Out of work right after running some, the worker watches for more for a few
+    /// microseconds before sleeping: on virtual machines a sleeping thread's CPU may be halted,
+    /// and waking it costs tens of microseconds, while a hand-off that arrives during the
+    /// watch costs one atomic store. The watch happens once per stretch of work (never while
+    /// idle), so an idle queue still causes no wake-ups. Called and returns with the mutex held;
+    /// the caller must look at the state again afterwards.
+    @inline(never)
+    func spinBeforeSleeping() {
+        guard self.state.mayStartSpinning else { return }
+        self.state.phase = .spinning
+        self.spinningWorkerNudged.store(false, ordering: .relaxed)
+        self.openFastPathIfIdle()
+        self.unlockState()
+        let deadline = ClockReads.monotonicNanoseconds() &+ Self.spinWindowNanoseconds
+        var nudged = false
+        while !nudged && ClockReads.monotonicNanoseconds() < deadline {
+            nudged = self.spinningWorkerNudged.load(ordering: .acquiring)
+        }
+        self.lockState()
+        self.state.phase = .running
     }
 
     /// The worker's only sleep, under one stable name that profiles can subtract.
@@ -211,6 +261,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     func blockingWaitForWork() {
         self.state.phase = .sleeping
         self.openFastPathIfIdle()
+        self.state.checkInvariants()
         if let deadline = self.state.nextDelayedDeadline, !self.state.isSuspended {
             self.workAvailable.wait(releasing: self.mutex, until: deadline)
         } else {
@@ -251,7 +302,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.interrupted.store(false, ordering: .relaxed)
         self.state.returnUnrun(&rest)
         let dropped = self.state.lifecycle == .shutDown(.cancelPending) ? self.state.removeCancellableWork() : []
-        self.mutex.unlock()
+        self.unlockState()
         self.discard(dropped)
     }
 
@@ -279,6 +330,6 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             self.workAvailable.wait(releasing: self.mutex)
         }
         self.state.phase = .running
-        self.mutex.unlock()
+        self.unlockState()
     }
 }

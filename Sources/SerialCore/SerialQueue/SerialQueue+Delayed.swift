@@ -23,12 +23,12 @@ extension SerialQueue {
         let handle = DelayedWork(deadline: deadline, work: work)
         self.core.mutex.lock()
         guard self.core.state.isAccepting else {
-            self.core.mutex.unlock()
+            self.core.unlockState()
             Misuse.useAfterShutdown(label: self.label, operation: "asyncAfter")
         }
         let action = self.core.state.schedule(handle)
-        self.core.mutex.unlock()
-        if action == .wakeWorker { self.core.workAvailable.signal() }
+        self.core.unlockState()
+        self.core.perform(action)
         return handle
     }
 

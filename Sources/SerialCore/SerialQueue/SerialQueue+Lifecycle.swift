@@ -38,7 +38,7 @@ extension SerialQueue {
         let core = self.core
         core.lockState()
         guard core.state.isAccepting else {
-            core.mutex.unlock()
+            core.unlockState()
             self.waitForWorkerExit()
             return self.shutdownReport()
         }
@@ -50,8 +50,8 @@ extension SerialQueue {
             core.interrupted.store(true, ordering: .relaxed)
         }
         let action = core.state.wakeWorkerIfNeeded()
-        core.mutex.unlock()
-        if action == .wakeWorker { core.workAvailable.signal() }
+        core.unlockState()
+        core.perform(action)
         core.discard(dropped, delayed: cancelledDelayed)
         self.waitForWorkerExit()
         // Read after the worker exited: it may have dropped the rest of a batch it was running.
@@ -81,7 +81,7 @@ extension SerialQueue {
         }
         let mustJoin = !core.state.threadReclaimed
         core.state.threadReclaimed = true
-        core.mutex.unlock()
+        core.unlockState()
         if mustJoin { self.thread.join() }
     }
 
@@ -91,7 +91,7 @@ extension SerialQueue {
         core.lockState()
         if core.state.isSuspended {
             let count = core.state.suspendCount
-            core.mutex.unlock()
+            core.unlockState()
             Misuse.releasedWhileSuspended(label: self.label, count: count)
         }
         var cancelledDelayed: [DelayedHeap.Entry] = []
@@ -102,8 +102,8 @@ extension SerialQueue {
         let action = core.state.wakeWorkerIfNeeded()
         let mustReclaim = !core.state.threadReclaimed
         core.state.threadReclaimed = true
-        core.mutex.unlock()
-        if action == .wakeWorker { core.workAvailable.signal() }
+        core.unlockState()
+        core.perform(action)
         core.discard([], delayed: cancelledDelayed)
         guard mustReclaim else { return }
         if self.thread.isCurrent {

@@ -10,7 +10,7 @@ extension SerialQueue {
         self.core.lockState()
         self.core.state.suspendCount += 1
         self.core.interrupted.store(true, ordering: .relaxed)
-        self.core.mutex.unlock()
+        self.core.unlockState()
     }
 
     /// Undoes one `suspend()`; the queue runs again when every suspend has been resumed.
@@ -19,13 +19,13 @@ extension SerialQueue {
     public func resume() {
         self.core.lockState()
         guard self.core.state.suspendCount > 0 else {
-            self.core.mutex.unlock()
+            self.core.unlockState()
             Misuse.overResume(label: self.label)
         }
         let action = self.core.state.resume()
         self.core.openFastPathIfIdle()
-        self.core.mutex.unlock()
-        if action == .wakeWorker { self.core.workAvailable.signal() }
+        self.core.unlockState()
+        self.core.perform(action)
     }
 
     /// Whether more `suspend()` than `resume()` calls were made (and the queue is not shut down).

@@ -38,6 +38,8 @@ struct QueueState {
     /// What the worker thread is doing.
     enum WorkerPhase: Equatable {
         case running
+        /// Out of work, watching for more for a few microseconds before sleeping.
+        case spinning
         case sleeping
         /// The worker gave the queue to a `sync` caller and waits to get it back.
         case awaitingSyncReturn
@@ -53,7 +55,10 @@ struct QueueState {
 
     enum WakeAction: Equatable {
         case none
+        /// Signal the worker's condition variable.
         case wakeWorker
+        /// Set the flag the spinning worker watches (no system call).
+        case nudgeSpinningWorker
     }
 
     var fifo = RingBuffer<QueueWork>(initialCapacity: 256)
@@ -81,7 +86,12 @@ struct QueueState {
     /// without the lock.
     var isIdle: Bool {
         self.owner == .none && self.fifo.isEmpty && !self.isSuspended && self.isAccepting
-            && self.phase == .sleeping && !self.wakePending
+            && (self.phase == .sleeping || self.phase == .spinning) && !self.wakePending
+    }
+
+    /// Whether the worker, out of work, should watch for more before sleeping.
+    var mayStartSpinning: Bool {
+        self.owner == .none && self.fifo.isEmpty && !self.isSuspended && self.isAccepting
     }
 
     var workerShouldExit: Bool { !self.isAccepting && self.fifo.isEmpty && self.owner == .none }
@@ -90,9 +100,12 @@ struct QueueState {
 
     /// Wakes a sleeping worker when it has something to do, once per sleep.
     mutating func wakeWorkerIfNeeded() -> WakeAction {
-        guard self.phase == .sleeping, !self.wakePending, self.owner == .none else { return .none }
+        guard self.phase == .sleeping || self.phase == .spinning, !self.wakePending, self.owner == .none else {
+            return .none
+        }
         let hasWork = !self.fifo.isEmpty && !self.isSuspended
         guard hasWork || self.workerShouldExit else { return .none }
+        if self.phase == .spinning { return .nudgeSpinningWorker }
         self.wakePending = true
         return .wakeWorker
     }
@@ -200,6 +213,10 @@ extension QueueState {
             "internal inconsistency: worker awaits a sync return but nobody owns the queue: \(self)")
         assert(self.phase != .exited || (self.fifo.isEmpty && !self.isAccepting), "internal inconsistency: \(self)")
         assert(self.suspendCount >= 0, "internal inconsistency: negative suspend count: \(self)")
+        assert(
+            !(self.phase == .sleeping && self.owner == .none && !self.fifo.isEmpty && !self.isSuspended
+                && !self.wakePending),
+            "internal inconsistency: work queued for a sleeping worker that nobody is waking: \(self)")
     }
 }
 
