@@ -42,11 +42,6 @@ package enum Misuse {
             (neither in its async work nor inside one of its sync bodies).
             """)
     }
-
-    @inline(never)
-    package static func invalidArgument(_ what: String, _ rule: String) -> Never {
-        preconditionFailure("\(what): \(rule)")
-    }
 }
 
 /// Errors a caller can handle instead of a trap.

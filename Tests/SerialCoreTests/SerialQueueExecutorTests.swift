@@ -51,6 +51,7 @@ struct SerialQueueExecutorTests {
         let balance = queue.sync { account.assumeIsolated { $0.balance } }
         #expect(balance == 0)
         queue.sync { queue.checkIsolated() }
+        queue.sync { queue.preconditionIsCurrent() }
     }
 
     @Test func isIsolatingCurrentContextAnswersForTheCaller() {

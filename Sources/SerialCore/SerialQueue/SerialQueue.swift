@@ -94,8 +94,8 @@ public final class SerialQueue: Sendable {
     /// - Complexity: O(depth of nested `sync` calls on this thread).
     public var isCurrent: Bool { self.core.isCurrent }
 
-    /// Traps unless `isCurrent`.
-    public func preconditionIsCurrent(file: StaticString = #fileID, line: UInt = #line) {
+    /// Traps unless `isCurrent`, naming the queue.
+    public func preconditionIsCurrent() {
         if !self.isCurrent { Misuse.notIsolated(label: self.label) }
     }
 }

@@ -8,12 +8,6 @@ enum ClockReads {
         Self.read(CLOCK_MONOTONIC, "clock_gettime(CLOCK_MONOTONIC)")
     }
 
-    /// Nanoseconds on `CLOCK_BOOTTIME`: steady, and keeps counting while the system is suspended.
-    @inline(__always)
-    static func bootNanoseconds() -> UInt64 {
-        Self.read(CLOCK_BOOTTIME, "clock_gettime(CLOCK_BOOTTIME)")
-    }
-
     @inline(__always)
     private static func read(_ clock: clockid_t, _ call: StaticString) -> UInt64 {
         var time = timespec()
