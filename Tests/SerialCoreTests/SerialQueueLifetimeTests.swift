@@ -129,6 +129,37 @@ struct SerialQueueLifetimeTests {
         #expect(ran.value == 0, "work after a cancelling shutdown ran")
     }
 
+    @Test func shutdownWaitsForASyncBodyThatTookTheIdleQueue() {
+        let queue = SerialQueue(label: "door-shutdown")
+        let started = TestSemaphore()
+        queue.async { started.signal() }
+        #expect(started.wait(), "the worker never ran")
+        // The worker is (very likely) asleep, so the sync below takes the queue without the lock;
+        // shutdown must still see that body as the owner and wait for it.
+        let inBody = TestSemaphore()
+        let release = TestSemaphore()
+        let bodyDone = TestFlag()
+        let caller = SerialQueue(label: "door-caller")
+        caller.async {
+            queue.sync {
+                inBody.signal()
+                _ = release.wait()
+                bodyDone.set()
+            }
+        }
+        #expect(inBody.wait(), "the sync body never started")
+        let shutdownReturned = TestSemaphore()
+        let closer = SerialQueue(label: "door-closer")
+        closer.async {
+            queue.shutdown()
+            shutdownReturned.signal()
+        }
+        #expect(!shutdownReturned.wait(timeout: .milliseconds(100)), "shutdown returned while a sync body held the queue")
+        release.signal()
+        #expect(shutdownReturned.wait(), "shutdown never returned after the sync body")
+        #expect(bodyDone.isSet)
+    }
+
     @Test func tryAsyncAfterShutdownThrowsInsteadOfDropping() {
         let queue = SerialQueue(label: "try-async")
         queue.shutdown()

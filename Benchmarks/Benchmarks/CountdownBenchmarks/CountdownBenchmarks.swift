@@ -5,14 +5,7 @@ import SerialTesting
 
 // CountdownManager's core operations, on virtual time. CI gates on `mallocCountTotal` only.
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.mallocCountTotal, .wallClock, .throughput],
-        warmupIterations: 3,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(1),
-        maxIterations: 200,
-        thresholds: [.mallocCountTotal: SuiteThresholds.mallocCount]
-    )
+    Benchmark.defaultConfiguration = suiteConfiguration
 
     // One shared tick over 1000 countdowns: every handler called once.
     Benchmark("CountdownManager.tick") { benchmark in

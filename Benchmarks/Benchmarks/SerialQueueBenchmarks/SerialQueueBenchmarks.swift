@@ -5,14 +5,7 @@ import SerialRuntime
 // SerialQueue's core operations. CI gates on `mallocCountTotal` only (Thresholds/, checked by
 // check-thresholds.sh); wall clock and throughput are recorded for reading, not gated.
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.mallocCountTotal, .wallClock, .throughput],
-        warmupIterations: 3,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(1),
-        maxIterations: 200,
-        thresholds: [.mallocCountTotal: SuiteThresholds.mallocCount]
-    )
+    Benchmark.defaultConfiguration = suiteConfiguration
 
     // 1000 empty tasks from one producer, until the queue has drained them.
     Benchmark("SerialQueue.async.1p") { benchmark in

@@ -5,14 +5,7 @@ import SerialTesting
 
 // TimerService's core operations. CI gates on `mallocCountTotal` only (see SerialQueueBenchmarks).
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.mallocCountTotal, .wallClock, .throughput],
-        warmupIterations: 3,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(1),
-        maxIterations: 200,
-        thresholds: [.mallocCountTotal: SuiteThresholds.mallocCount]
-    )
+    Benchmark.defaultConfiguration = suiteConfiguration
 
     // 1000 timers 10–60 s out on a real queue, then all cancelled: the wheel's O(1) insert and unlink.
     Benchmark("TimerService.scheduleCancel") { benchmark in

@@ -10,6 +10,19 @@ public enum SuiteThresholds {
     public static var mallocCount: BenchmarkThresholds { BenchmarkThresholds(absolute: [.p90: 16]) }
 }
 
+/// The configuration every suite runs with: 1000 operations per iteration, allocations gated by
+/// the ceilings above, wall clock and throughput recorded for reading only.
+public var suiteConfiguration: Benchmark.Configuration {
+    Benchmark.Configuration(
+        metrics: [.mallocCountTotal, .wallClock, .throughput],
+        warmupIterations: 3,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(1),
+        maxIterations: 200,
+        thresholds: [.mallocCountTotal: SuiteThresholds.mallocCount]
+    )
+}
+
 /// A queue whose worker thread has started and made its own allocations (thread-local state,
 /// batch buffer), and whose caller has made its thread-local state, so that none of that lands
 /// in the measured region.
