@@ -4,7 +4,7 @@
 package enum Misuse {
     @inline(never)
     package static func reentrantSync(label: String, chain: [String]) -> Never {
-        preconditionFailure("""
+        fatalError("""
             SerialQueue "\(label)": sync called from work already running on it \
             (this thread holds \(chain.map { "\"\($0)\"" }.joined(separator: " → "))); it would deadlock. \
             Call the body directly, or use async.
@@ -13,7 +13,7 @@ package enum Misuse {
 
     @inline(never)
     package static func overResume(label: String) -> Never {
-        preconditionFailure("""
+        fatalError("""
             SerialQueue "\(label)": resume() called more often than suspend(); \
             every resume must match an earlier suspend.
             """)
@@ -21,7 +21,7 @@ package enum Misuse {
 
     @inline(never)
     package static func useAfterShutdown(label: String, operation: String) -> Never {
-        preconditionFailure("""
+        fatalError("""
             SerialQueue "\(label)": \(operation) after shutdown; the work was rejected, not run. \
             Submit work before calling shutdown(), or use tryAsync to get an error instead of a trap.
             """)
@@ -29,7 +29,7 @@ package enum Misuse {
 
     @inline(never)
     package static func releasedWhileSuspended(label: String, count: Int) -> Never {
-        preconditionFailure("""
+        fatalError("""
             SerialQueue "\(label)": last reference released while suspended (suspend count \(count)); \
             its pending work could never run. Resume it, or call shutdown(.cancelPending), before releasing it.
             """)
@@ -37,7 +37,7 @@ package enum Misuse {
 
     @inline(never)
     package static func notIsolated(label: String) -> Never {
-        preconditionFailure("""
+        fatalError("""
             SerialQueue "\(label)": checkIsolated failed: the caller is not running on this queue \
             (neither in its async work nor inside one of its sync bodies).
             """)

@@ -6,7 +6,7 @@ extension CountdownManager {
     /// moved on meanwhile, in which case the work is cancelled again (or finds itself stale).
     func arm(_ action: ArmAction) {
         // The work keeps the manager alive while countdowns exist (see "Lifetime").
-        let handle = self.scheduler.schedule(at: action.deadline) { self.tick(action.sequence) }
+        let handle = try! self.scheduler.schedule(at: action.deadline) { self.tick(action.sequence) }
         let current = self.state.withLock { $0.store(handle, for: action.sequence) }
         if !current { handle.cancel() }
     }

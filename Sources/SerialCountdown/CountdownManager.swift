@@ -258,7 +258,7 @@ public final class CountdownManager: Sendable {
     }
 
     private func deliverCancelled(_ deliveries: [CancelledDelivery]) {
-        self.scheduler.execute {
+        try! self.scheduler.execute {
             for delivery in deliveries {
                 guard let receiver = delivery.receiver else { continue }
                 var ignored = false

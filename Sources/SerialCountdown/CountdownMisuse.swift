@@ -4,7 +4,7 @@
 enum CountdownMisuse {
     @inline(never)
     static func nonPositiveInterval(_ interval: Duration) -> Never {
-        preconditionFailure("""
+        fatalError("""
             CountdownManager: tick interval \(interval) is not positive; a ticker needs a positive interval. \
             Pass a duration greater than zero, such as .seconds(1).
             """)
@@ -12,7 +12,7 @@ enum CountdownMisuse {
 
     @inline(never)
     static func negativeSuspend(_ duration: Duration) -> Never {
-        preconditionFailure("""
+        fatalError("""
             VirtualBootClock: simulateSuspend(for: \(duration)) would move the clock back; a boot clock never \
             goes back. Pass a duration of zero or more.
             """)
@@ -20,6 +20,6 @@ enum CountdownMisuse {
 
     @inline(never)
     static func internalInconsistency(_ what: String) -> Never {
-        preconditionFailure("CountdownManager: internal inconsistency (please report): \(what)")
+        fatalError("CountdownManager: internal inconsistency (please report): \(what)")
     }
 }

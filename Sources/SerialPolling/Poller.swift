@@ -236,16 +236,16 @@ public final class Poller<Value: Sendable>: Sendable {
             let handle: DelayedWork
             switch arm.kind {
             case .nextQuery:
-                handle = self.scheduler.schedule(at: arm.at) { self.nextQueryFired(ticket) }
+                handle = try! self.scheduler.schedule(at: arm.at) { self.nextQueryFired(ticket) }
             case .attemptTimeout:
-                handle = self.scheduler.schedule(at: arm.at) { self.attemptTimeoutFired(ticket) }
+                handle = try! self.scheduler.schedule(at: arm.at) { self.attemptTimeoutFired(ticket) }
             }
             if !self.state.withLock({ $0.attach(timer: handle, kind: arm.kind, to: ticket) }) {
                 handle.cancel()
             }
         }
         if effects.scheduleDrain {
-            self.scheduler.execute { self.drainDeliveries() }
+            try! self.scheduler.execute { self.drainDeliveries() }
         }
         if let start = effects.startQuery {
             self.runQuery(start.attempt, ticket: start.ticket)

@@ -4,14 +4,14 @@
 enum PollingMisuse {
     @inline(never)
     static func invalidPolicy(_ field: String, _ value: String, _ rule: String) -> Never {
-        preconditionFailure("""
+        fatalError("""
             PollPolicy.\(field) = \(value): \(rule). Fix the policy passed to Poller.init.
             """)
     }
 
     @inline(never)
     static func startWhileRunning(session: UInt64) -> Never {
-        preconditionFailure("""
+        fatalError("""
             Poller: start called while poll session \(session) is still running; a poller runs one \
             session at a time. cancel() it first, or start again after its outcome was delivered.
             """)
@@ -19,6 +19,6 @@ enum PollingMisuse {
 
     @inline(never)
     static func internalInconsistency(_ what: String) -> Never {
-        preconditionFailure("Poller: internal inconsistency (please report): \(what)")
+        fatalError("Poller: internal inconsistency (please report): \(what)")
     }
 }

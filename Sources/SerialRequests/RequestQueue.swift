@@ -106,7 +106,7 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
                 observer: onStateChange, completion: completion, owner: self, now: now)
             return (handle, state.claimDrain())
         }
-        if drain { self.scheduler.execute { self.drain() } }
+        if drain { try! self.scheduler.execute { self.drain() } }
         return handle
     }
 
@@ -119,7 +119,7 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     @discardableResult
     public func shutdown() -> Int {
         let (ended, drain) = self.state.withLock { state in (state.shutdown(), state.claimDrain()) }
-        if drain { self.scheduler.execute { self.drain() } }
+        if drain { try! self.scheduler.execute { self.drain() } }
         return ended
     }
 
@@ -169,11 +169,11 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
                 guard stored else { return }  // ended while it was being rebuilt
             }
             self.transport.send(request, credential: credential) { outcome in
-                self.scheduler.execute { self.receive(id, attempt: attempt, outcome: outcome) }
+                try! self.scheduler.execute { self.receive(id, attempt: attempt, outcome: outcome) }
             }
         case .refresh(let token, let expired):
             self.policy.refresh(expired) { result in
-                self.scheduler.execute {
+                try! self.scheduler.execute {
                     self.decideOnScheduler { state, now in
                         state.refreshAnswered(token: token, result: result, now: now)
                     }
@@ -186,17 +186,17 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         case .store(let request, let response):
             self.policy.storeResponse(request, response)
         case .armTimeout(let id, let deadline):
-            let work = self.scheduler.schedule(at: deadline) {
+            let work = try! self.scheduler.schedule(at: deadline) {
                 self.decideOnScheduler { state, now in state.timeoutFired(id, now: now) }
             }
             if !self.state.withLock({ $0.attachTimeoutTimer(work, to: id) }) { work.cancel() }
         case .armRetry(let id, let token, let deadline):
-            let work = self.scheduler.schedule(at: deadline) {
+            let work = try! self.scheduler.schedule(at: deadline) {
                 self.decideOnScheduler { state, now in state.retryDue(id, token: token, now: now) }
             }
             if !self.state.withLock({ $0.attachRetryTimer(work, to: id, token: token) }) { work.cancel() }
         case .armRefreshTimeout(let token, let deadline):
-            let work = self.scheduler.schedule(at: deadline) {
+            let work = try! self.scheduler.schedule(at: deadline) {
                 self.decideOnScheduler { state, now in state.refreshTimedOut(token: token, now: now) }
             }
             if !self.state.withLock({ $0.attachRefreshTimer(work, token: token) }) { work.cancel() }
@@ -222,7 +222,7 @@ extension RequestQueue: RequestCancelling {
     package func cancel(_ id: RequestID) -> Bool {
         let now = self.scheduler.now
         let (cancelled, drain) = self.state.withLock { state in (state.cancel(id, now: now), state.claimDrain()) }
-        if drain { self.scheduler.execute { self.drain() } }
+        if drain { try! self.scheduler.execute { self.drain() } }
         return cancelled
     }
 }

@@ -2,7 +2,7 @@
 package enum RequestQueueMisuse {
     @inline(never)
     package static func invalidConfiguration(_ field: String, _ value: String, _ rule: String) -> Never {
-        preconditionFailure("""
+        fatalError("""
             RequestQueue.Configuration.\(field) is \(value); it must be \(rule). \
             Fix the configuration passed to RequestQueue.init.
             """)
@@ -10,7 +10,7 @@ package enum RequestQueueMisuse {
 
     @inline(never)
     package static func invalidTimeout(_ timeout: Duration) -> Never {
-        preconditionFailure("""
+        fatalError("""
             RequestQueue.submit: timeout is \(timeout); it must be greater than zero. \
             Pass nil for no timeout.
             """)
@@ -18,7 +18,7 @@ package enum RequestQueueMisuse {
 
     @inline(never)
     package static func internalInconsistency(_ what: String, state: String) -> Never {
-        preconditionFailure("""
+        fatalError("""
             RequestQueue internal inconsistency: \(what). Please report this bug with the state: \(state)
             """)
     }

@@ -24,12 +24,20 @@ public final class VirtualScheduler: Scheduling {
         var heap = DelayedHeap()
         var runningThread: UInt? = nil
         var ranCount = 0
+        var isShutDown = false
+        var shutdownHandlers = ShutdownHandlers()
     }
 
     private let state: LockedValue<State>
+    /// The name `SchedulingError.shutDown` carries once this scheduler is shut down.
+    public let label: String
 
     /// Creates a scheduler whose clock reads `start`.
-    public init(startingAt start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000)) {
+    public init(
+        label: String = "VirtualScheduler",
+        startingAt start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000)
+    ) {
+        self.label = label
         self.state = LockedValue(State(now: start))
     }
 
@@ -53,24 +61,81 @@ public final class VirtualScheduler: Scheduling {
     public var ranCount: Int { self.state.withLock { $0.ranCount } }
 
     /// Queues `work` to run at the current virtual time, after what is already due.
-    public func execute(_ work: @escaping @Sendable () -> Void) {
-        self.state.withLock { state in state.heap.insert(DelayedWork(deadline: state.now, work: work)) }
+    ///
+    /// - Throws: `SchedulingError.shutDown` after `shutdown(_:)`; `work` is released unrun.
+    public func execute(_ work: @escaping @Sendable () -> Void) throws(SchedulingError) {
+        let accepted = self.state.withLock { state in
+            guard !state.isShutDown else { return false }
+            state.heap.insert(DelayedWork(deadline: state.now, work: work))
+            return true
+        }
+        if !accepted { throw SchedulingError.shutDown(scheduler: self.label) }
     }
 
     /// Queues `work` for `deadline` (a past deadline means "as soon as the scheduler runs").
+    ///
+    /// - Throws: `SchedulingError.shutDown` after `shutdown(_:)`; `work` is released unrun.
     @discardableResult
-    public func schedule(at deadline: MonotonicInstant, _ work: @escaping @Sendable () -> Void) -> DelayedWork {
+    public func schedule(
+        at deadline: MonotonicInstant, _ work: @escaping @Sendable () -> Void
+    ) throws(SchedulingError) -> DelayedWork {
         let handle = DelayedWork(deadline: deadline, work: work)
-        self.state.withLock { state in state.heap.insert(handle) }
+        let accepted = self.state.withLock { state in
+            guard !state.isShutDown else { return false }
+            state.heap.insert(handle)
+            return true
+        }
+        if !accepted {
+            handle.cancel()
+            throw SchedulingError.shutDown(scheduler: self.label)
+        }
         return handle
     }
+
+    /// Keeps `handler` for `shutdown(_:)`, which calls it on the test's thread; after the
+    /// shutdown, calls it at once.
+    public func whenShutDown(_ handler: @escaping @Sendable (SchedulingError) -> Void) -> ShutdownSubscription {
+        guard let id = self.state.withLock({ $0.shutdownHandlers.add(handler) }) else {
+            handler(.shutDown(scheduler: self.label))
+            return ShutdownSubscription {}
+        }
+        return ShutdownSubscription { [weak self] in
+            let removed = self?.state.withLock { $0.shutdownHandlers.remove(id) }
+            _ = removed  // released here, outside the lock
+        }
+    }
+
+    /// Stops the scheduler for good, as a `SerialQueue`'s `shutdown` does: from now on
+    /// `execute` and `schedule` throw. With `.drain`, work due at the current time runs first
+    /// (including what it submits before the scheduler stops); then every pending work is
+    /// cancelled, and the `whenShutDown` handlers run, on the calling thread, in registration
+    /// order. Calling it again does nothing.
+    ///
+    /// - Returns: How many pending works were cancelled.
+    @discardableResult
+    public func shutdown(_ mode: ShutdownMode = .drain) -> Int {
+        if mode == .drain { self.runUntilIdle() }
+        let (cancelled, handlers) = self.state.withLock { state -> ([DelayedHeap.Entry], [ShutdownHandlers.Handler]) in
+            guard !state.isShutDown else { return ([], []) }
+            state.isShutDown = true
+            return (state.heap.removeAll(), state.shutdownHandlers.takeAll())
+        }
+        var prevented = 0
+        for entry in cancelled where entry.handle.cancel() { prevented += 1 }
+        let reason = SchedulingError.shutDown(scheduler: self.label)
+        for handler in handlers { handler(reason) }
+        return prevented
+    }
+
+    /// Whether `shutdown(_:)` was called.
+    public var isShutDown: Bool { self.state.withLock { $0.isShutDown } }
 
     /// Moves the clock forward by `duration`, running everything that falls due on the way.
     ///
     /// - Returns: How many works ran.
     @discardableResult
     public func advance(by duration: Duration) -> Int {
-        precondition(duration >= .zero, "VirtualScheduler.advance(by: \(duration)): time cannot go back")
+        if duration < .zero { fatalError("VirtualScheduler.advance(by: \(duration)): time cannot go back; pass zero or more") }
         return self.advance(to: self.now.advanced(by: duration))
     }
 
@@ -95,10 +160,11 @@ public final class VirtualScheduler: Scheduling {
     private func runDue(upTo target: MonotonicInstant, limit: Int) -> Int {
         let thread = CurrentThread.id
         self.state.withLock { state in
-            precondition(
-                state.runningThread == nil,
-                "VirtualScheduler: advanced while it is already running work (from its own work or from two threads); "
-                    + "advance it from the test only")
+            if state.runningThread != nil {
+                fatalError(
+                    "VirtualScheduler: advanced while it is already running work (from its own work or from two "
+                        + "threads); advance it from the test only")
+            }
             state.runningThread = thread
         }
         defer { self.state.withLock { $0.runningThread = nil } }
@@ -106,10 +172,11 @@ public final class VirtualScheduler: Scheduling {
         while let entry = self.popDue(upTo: target) {
             guard let work = entry.handle.claimRun() else { continue }
             ran += 1
-            precondition(
-                ran <= limit,
-                "VirtualScheduler.runUntilIdle: more than \(limit) works ran without going idle; some work probably "
-                    + "re-submits itself at the current time. Advance time instead, or raise the limit.")
+            if ran > limit {
+                fatalError(
+                    "VirtualScheduler.runUntilIdle: more than \(limit) works ran without going idle; some work "
+                        + "probably re-submits itself at the current time. Advance time instead, or raise the limit.")
+            }
             work()
             self.state.withLock { $0.ranCount += 1 }
         }

@@ -106,7 +106,7 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         guard let id = try self.begin(key: taskKey, timeout: timeout, completion: completion) else { return .joined }
         let index = self.nextWorker.wrappingAdd(1, ordering: .relaxed).oldValue
         let worker = self.workers[Int(UInt(bitPattern: index) % UInt(self.workers.count))]
-        worker.execute {
+        try! worker.execute {
             guard self.state.withLock({ $0.shouldStart(id) }) else { return }
             let outcome: TimeoutOutcome<Value>
             do {
@@ -181,7 +181,7 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         self.timers.stop()
         let completions = entries.flatMap(\.completions)
         if !completions.isEmpty {
-            self.scheduler.execute {
+            try! self.scheduler.execute {
                 for completion in completions { completion(.cancelled) }
             }
         }
@@ -224,7 +224,7 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         } else {
             entry.timer?.cancel()
             let completions = entry.completions
-            self.scheduler.execute {
+            try! self.scheduler.execute {
                 for completion in completions { completion(outcome) }
             }
         }

@@ -58,7 +58,7 @@ extension TimerService {
             guard case .arm(let tick, let generation, let replacing) = action else { return }
             replacing?.cancel()
             // Captures the core strongly: a stopped or released service cancels this wake-up.
-            let work = self.scheduler.schedule(at: self.instant(ofTick: tick)) {
+            let work = try! self.scheduler.schedule(at: self.instant(ofTick: tick)) {
                 self.wake(generation: generation)
             }
             if !self.state.withLock({ $0.store(work, generation: generation) }) {
@@ -83,7 +83,7 @@ extension TimerService {
         private func run(_ turn: Turn) {
             self.perform(turn.arm)
             if turn.postFollowUp {
-                self.scheduler.execute { self.followUp() }
+                try! self.scheduler.execute { self.followUp() }
             }
             for callback in turn.batch { callback.run() }
         }

@@ -15,7 +15,7 @@ enum TimersMisuse {
 
     @inline(never)
     static func invalidTick(_ tick: Duration) -> Never {
-        preconditionFailure("""
+        fatalError("""
             TimerService(tick: \(tick)): the tick must be at least one nanosecond. \
             Pass the resolution you need, e.g. .milliseconds(1).
             """)
@@ -23,7 +23,7 @@ enum TimersMisuse {
 
     @inline(never)
     static func invalidMaximumPending(_ value: Int) -> Never {
-        preconditionFailure("""
+        fatalError("""
             TimerService(maximumPending: \(value)): the maximum must be at least 1. \
             Pass Int.max for no limit.
             """)
@@ -31,7 +31,7 @@ enum TimersMisuse {
 
     @inline(never)
     static func invalidCallbacksPerTurn(_ value: Int) -> Never {
-        preconditionFailure("""
+        fatalError("""
             TimerService(callbacksPerTurn: \(value)): at least one callback must run per turn, \
             or due timers would never fire. Pass a positive bound, e.g. 1024.
             """)
@@ -39,7 +39,7 @@ enum TimersMisuse {
 
     @inline(never)
     static func invalidWorkerCount(_ value: Int) -> Never {
-        preconditionFailure("""
+        fatalError("""
             TimeoutManager(workerCount: \(value)): blocking operations need at least one worker queue. \
             Pass a small positive count, e.g. 2.
             """)
@@ -47,7 +47,7 @@ enum TimersMisuse {
 
     @inline(never)
     static func noWorkers() -> Never {
-        preconditionFailure("""
+        fatalError("""
             TimeoutManager(workers: []): blocking operations need at least one worker scheduler. \
             Pass one or more, or use init(scheduler:workerCount:) to get SerialQueue workers.
             """)
@@ -55,7 +55,7 @@ enum TimersMisuse {
 
     @inline(never)
     static func invalidMaximumInFlight(_ value: Int) -> Never {
-        preconditionFailure("""
+        fatalError("""
             TimeoutManager(maximumInFlight: \(value)): the maximum must be at least 1. \
             Pass Int.max for no limit.
             """)
@@ -63,7 +63,7 @@ enum TimersMisuse {
 
     @inline(never)
     static func negativeTimeout(_ timeout: Duration) -> Never {
-        preconditionFailure("""
+        fatalError("""
             TimeoutManager: timeout \(timeout) is negative; pass zero or more \
             (zero times out at the next tick unless the result is already in).
             """)

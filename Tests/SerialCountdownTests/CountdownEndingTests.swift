@@ -15,7 +15,7 @@ import Testing
             fixture.log.append(Call(name: "a", tick: tick, at: fixture.scheduler.now))
             if tick.remaining == .seconds(7) { stop = true }
         }
-        fixture.scheduler.schedule(at: .start(plus: 3.5)) {
+        try! fixture.scheduler.schedule(at: .start(plus: 3.5)) {
             stillRunningAfterStop.withLock { $0 = manager.contains(receiver) }
         }
         fixture.tick(12)

@@ -30,9 +30,9 @@ struct PollerOutcomeTests {
         for event in order {
             switch event {
             case "cancel":
-                scheduler.schedule(at: due) { cancelResult.withLock { $0 = poller.cancel() } }
+                try! scheduler.schedule(at: due) { cancelResult.withLock { $0 = poller.cancel() } }
             case "reply":
-                scheduler.schedule(at: due) { replies.reply(session: 1, attempt: 1, .success(100)) }
+                try! scheduler.schedule(at: due) { replies.reply(session: 1, attempt: 1, .success(100)) }
             default:  // the attempt starts now, arming its timeout for `due`
                 session = recorder.start(poller)
                 scheduler.runUntilIdle()
@@ -58,7 +58,7 @@ struct PollerOutcomeTests {
         scheduler.runUntilIdle()  // attempt 1 starts; its reply falls due at 100 ms
         // Due at the same instant, submitted after the reply and before its delivery: the
         // update is decided, then the cancel, then both are delivered, in that order.
-        scheduler.schedule(at: scheduler.now.advanced(by: .milliseconds(100))) { poller.cancel() }
+        try! scheduler.schedule(at: scheduler.now.advanced(by: .milliseconds(100))) { poller.cancel() }
         scheduler.advance(by: .seconds(5))
         #expect(recorder.updates == [50])
         #expect(recorder.outcomes.map(\.kind) == ["cancelled"])

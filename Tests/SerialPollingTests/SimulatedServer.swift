@@ -71,7 +71,7 @@ final class SimulatedServer: Sendable {
         }
         let answer = self.script(attempt.number)
         guard let result = answer.result else { return }
-        self.scheduler.schedule(after: answer.delay) {
+        try! self.scheduler.schedule(after: answer.delay) {
             let now = self.scheduler.now
             self.record.withLock { record in
                 record.inFlight -= 1

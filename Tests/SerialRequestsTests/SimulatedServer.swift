@@ -66,7 +66,8 @@ final class SimulatedServer: RequestTransport, Sendable {
 
     init(scheduler: any Scheduling) {
         self.scheduler = scheduler
-        self.answerOn = { delay, work in scheduler.schedule(after: delay, work) }
+        // A shut-down scheduler loses the answer, as a dead network would.
+        self.answerOn = { delay, work in _ = try? scheduler.schedule(after: delay, work) }
     }
 
     init(scheduler: any Scheduling, answerOn: @escaping @Sendable (Duration, @escaping @Sendable () -> Void) -> Void) {

@@ -12,11 +12,17 @@ final class CountingScheduler: Scheduling {
     var now: MonotonicInstant { self.base.now }
     var isCurrent: Bool { self.base.isCurrent }
 
-    func execute(_ work: @escaping @Sendable () -> Void) { self.base.execute(work) }
+    func execute(_ work: @escaping @Sendable () -> Void) throws(SchedulingError) { try self.base.execute(work) }
 
     @discardableResult
-    func schedule(at deadline: MonotonicInstant, _ work: @escaping @Sendable () -> Void) -> DelayedWork {
+    func schedule(
+        at deadline: MonotonicInstant, _ work: @escaping @Sendable () -> Void
+    ) throws(SchedulingError) -> DelayedWork {
         self.scheduled.add(1, ordering: .relaxed)
-        return self.base.schedule(at: deadline, work)
+        return try self.base.schedule(at: deadline, work)
+    }
+
+    func whenShutDown(_ handler: @escaping @Sendable (SchedulingError) -> Void) -> ShutdownSubscription {
+        self.base.whenShutDown(handler)
     }
 }

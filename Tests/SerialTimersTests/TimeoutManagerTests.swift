@@ -125,11 +125,11 @@ struct TimeoutManagerTests {
             // Both are due at 5 ms; the virtual scheduler runs ties in submission order, so
             // submitting the result before or after the task's deadline timer decides who wins.
             if resultFirst {
-                scheduler.schedule(after: .milliseconds(5)) { pending[0].succeed(1) }
+                try scheduler.schedule(after: .milliseconds(5)) { pending[0].succeed(1) }
             }
             try manager.start(timeout: .milliseconds(5), operation: pending.keep) { outcomes.record("a", $0, on: scheduler) }
             if !resultFirst {
-                scheduler.schedule(after: .milliseconds(5)) { pending[0].succeed(1) }
+                try scheduler.schedule(after: .milliseconds(5)) { pending[0].succeed(1) }
             }
             scheduler.advance(by: .seconds(1))
             #expect(outcomes.all == [resultFirst ? "a: completed(1)" : "a: timedOut"], "resultFirst \(resultFirst)")

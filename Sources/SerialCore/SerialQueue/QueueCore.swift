@@ -126,6 +126,27 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         return true
     }
 
+    /// Adds delayed work, trapping on a shut-down queue (`asyncAfter`).
+    func schedule(_ handle: DelayedWork, operation: StaticString) {
+        if !self.trySchedule(handle) {
+            handle.cancel()
+            Misuse.useAfterShutdown(label: self.label, operation: "\(operation)")
+        }
+    }
+
+    /// Adds delayed work; `false` when the queue no longer accepts work.
+    func trySchedule(_ handle: DelayedWork) -> Bool {
+        self.lockState()
+        guard self.state.isAccepting else {
+            self.unlockState()
+            return false
+        }
+        let action = self.state.schedule(handle)
+        self.unlockState()
+        self.perform(action)
+        return true
+    }
+
     var isCurrent: Bool { CurrentQueueStack.current.holds(self) }
 
     // MARK: Sync
@@ -217,7 +238,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
                 ranSinceSleeping = true
                 continue
             }
-            if self.state.workerShouldExit { break }
+            if self.state.workerShouldExit {
+                if self.runShutdownHandlers() { continue }
+                break
+            }
             if ranSinceSleeping {
                 // Whether or not it saw a nudge, work may have arrived while the lock was free:
                 // look again before sleeping.
@@ -231,6 +255,21 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.workerExited.broadcast()
         self.unlockState()
         stack.pop(self)
+    }
+
+    /// The queue has stopped and is drained: runs the shutdown handlers once, outside the lock,
+    /// on this (the worker) thread. Called and returns with the mutex held.
+    ///
+    /// - Returns: Whether handlers ran (the caller looks at the state again).
+    private func runShutdownHandlers() -> Bool {
+        guard !self.state.shutdownHandlers.isFired else { return false }
+        let handlers = self.state.shutdownHandlers.takeAll()
+        guard !handlers.isEmpty else { return false }
+        self.unlockState()
+        let reason = SchedulingError.shutDown(scheduler: self.label)
+        for handler in handlers { handler(reason) }
+        self.lockState()
+        return true
     }
 
     /// Out of work right after running some, the worker watches for more for a few

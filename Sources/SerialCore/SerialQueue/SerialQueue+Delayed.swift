@@ -21,14 +21,7 @@ extension SerialQueue {
     @discardableResult
     public func asyncAfter(deadline: MonotonicInstant, _ work: @escaping @Sendable () -> Void) -> DelayedWork {
         let handle = DelayedWork(deadline: deadline, work: work)
-        self.core.mutex.lock()
-        guard self.core.state.isAccepting else {
-            self.core.unlockState()
-            Misuse.useAfterShutdown(label: self.label, operation: "asyncAfter")
-        }
-        let action = self.core.state.schedule(handle)
-        self.core.unlockState()
-        self.core.perform(action)
+        self.core.schedule(handle, operation: "asyncAfter")
         return handle
     }
 

@@ -73,6 +73,8 @@ struct QueueState {
     /// Work dropped by `shutdown(.cancelPending)` or by release, for the shutdown report.
     var cancelledWork = 0
     var cancelledDelayedWork = 0
+    /// What to tell once the queue has stopped and drained (`Scheduling.whenShutDown`).
+    var shutdownHandlers = ShutdownHandlers()
     /// Cancelled entries are purged from the delayed heap once it grows past this.
     private var compactionThreshold = 64
 

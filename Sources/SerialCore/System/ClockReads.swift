@@ -11,7 +11,7 @@ enum ClockReads {
     @inline(__always)
     private static func read(_ clock: clockid_t, _ call: StaticString) -> UInt64 {
         var time = timespec()
-        precondition(clock_gettime(clock, &time) == 0, "\(call) failed with errno \(errno)")
+        if _slowPath(clock_gettime(clock, &time) != 0) { fatalError("\(call) failed with errno \(errno)") }
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 }

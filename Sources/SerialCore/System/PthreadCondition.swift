@@ -45,6 +45,6 @@ final class PthreadCondition {
             tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
             tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
         let rc = pthread_cond_timedwait(self.pointer, mutex.pointer, &time)
-        precondition(rc == 0 || rc == ETIMEDOUT, "pthread_cond_timedwait failed with error \(rc)")
+        if _slowPath(rc != 0 && rc != ETIMEDOUT) { fatalError("pthread_cond_timedwait failed with error \(rc)") }
     }
 }

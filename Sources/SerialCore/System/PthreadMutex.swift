@@ -3,7 +3,9 @@ import Glibc
 /// Fails loudly when a pthread call returns an error: these only fail on our own bugs.
 @inline(__always)
 func checkPthread(_ rc: Int32, _ call: StaticString, file: StaticString = #fileID, line: UInt = #line) {
-    precondition(rc == 0, "\(call) failed with error \(rc)", file: file, line: line)
+    if _slowPath(rc != 0) {
+        fatalError("\(call) failed with error \(rc) (internal inconsistency: please report)", file: file, line: line)
+    }
 }
 
 /// A pthread mutex at a stable heap address (pthread objects must never move).

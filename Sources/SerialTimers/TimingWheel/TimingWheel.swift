@@ -84,7 +84,7 @@ public struct TimingWheel<Element> {
     /// Creates an empty wheel standing at `tick`, with room for `capacity` elements before it
     /// grows its storage.
     public init(currentTick tick: WheelTick = 0, capacity: Int = 0) {
-        precondition(capacity >= 0, TimersMisuse.negativeCapacity(capacity))
+        if capacity < 0 { fatalError(TimersMisuse.negativeCapacity(capacity)) }
         let slotCount = WheelLevel.count * WheelLevel.slotsPerLevel
         self.heads = Array(repeating: -1, count: slotCount)
         self.tails = Array(repeating: -1, count: slotCount)
@@ -199,7 +199,7 @@ public struct TimingWheel<Element> {
             self.nodes[Int(index)].deadline = deadline
             return index
         }
-        precondition(self.nodes.count < Int(Int32.max), TimersMisuse.wheelFull)
+        if self.nodes.count >= Int(Int32.max) { fatalError(TimersMisuse.wheelFull) }
         self.nodes.append(Node(element: element, deadline: deadline, previous: -1, next: -1, generation: 0, slot: -1))
         return Int32(self.nodes.count - 1)
     }
