@@ -36,23 +36,31 @@ package enum Misuse {
     }
 
     @inline(never)
+    package static func threadStartFailed(_ error: SerialQueueError) -> Never {
+        fatalError("\(error). Use SerialQueue.make(label:) to get this as an error instead of a trap.")
+    }
+
+    @inline(never)
+    package static func syncDeadlock(cycle: String) -> Never {
+        fatalError("""
+            sync would deadlock: \(cycle). Each thread waits for a queue the next one holds. \
+            Make one of these calls async, or take the queues in one fixed order everywhere.
+            """)
+    }
+
+    @inline(never)
+    package static func invalidMaximumQueued(label: String, _ value: Int) -> Never {
+        fatalError("""
+            SerialQueue "\(label)": maximumQueued \(value) must be at least 1. \
+            Pass Int.max for no bound.
+            """)
+    }
+
+    @inline(never)
     package static func notIsolated(label: String) -> Never {
         fatalError("""
             SerialQueue "\(label)": checkIsolated failed: the caller is not running on this queue \
             (neither in its async work nor inside one of its sync bodies).
             """)
-    }
-}
-
-/// Errors a caller can handle instead of a trap.
-public enum SerialQueueError: Error, Hashable, CustomStringConvertible {
-    /// The queue had been shut down before the work was submitted; the work was not run.
-    case shutDown(label: String)
-
-    public var description: String {
-        switch self {
-        case .shutDown(let label):
-            return "SerialQueue \"\(label)\" is shut down; the work was rejected, not run"
-        }
     }
 }

@@ -79,6 +79,20 @@ struct RingBuffer<Element> {
         return removed
     }
 
+    /// Gives back storage a burst left behind: when empty and holding more than four times
+    /// what `recentCount` needs (never less than `floor`), drops to twice that. The gap between
+    /// 4× and 2× is the hysteresis: a steady load of any size never reallocates.
+    ///
+    /// - Complexity: O(1) unless it shrinks; then one allocation of the new size.
+    mutating func shrinkIfOversized(forRecentCount recentCount: Int, floor: Int = 256) {
+        let need = Swift.max(recentCount, floor)
+        guard self.count == 0, self.storage.count > 4 * need else { return }
+        self = RingBuffer(initialCapacity: 2 * need)
+    }
+
+    /// The number of elements the storage holds without growing.
+    var capacity: Int { self.storage.count }
+
     private mutating func grow() {
         var bigger = ContiguousArray<Element?>(repeating: nil, count: self.storage.count * 2)
         for offset in 0..<self.count {

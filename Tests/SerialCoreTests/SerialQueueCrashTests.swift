@@ -1,3 +1,4 @@
+import Glibc
 import SerialCore
 import SerialTestSupport
 import Testing
@@ -82,4 +83,91 @@ struct SerialQueueCrashTests {
             queue.checkIsolated()
         }.map { #expect($0.standardErrorText.contains("SerialQueue \"not-here\": checkIsolated failed")) }
     }
+
+    @Test func aCycleOfSyncCallsAcrossThreadsTrapsNamingIt() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let a = SerialQueue(label: "cycle-a")
+            let b = SerialQueue(label: "cycle-b")
+            let bothInside = Barrier(parties: 2)
+            a.async {
+                bothInside.arriveAndWait()
+                b.sync {}
+            }
+            b.async {
+                bothInside.arriveAndWait()
+                a.sync {}
+            }
+            // One of the two waits closes the cycle and traps; the watchdog fails a hang instead.
+            withWatchdog(timeout: .seconds(20), "the sync cycle was not detected") {
+                a.sync {}
+            }
+        }.map {
+            let text = $0.standardErrorText
+            #expect(text.contains("sync would deadlock"))
+            #expect(text.contains("holds \"cycle-a\" and waits for \"cycle-b\""))
+            #expect(text.contains("holds \"cycle-b\" and waits for \"cycle-a\""))
+        }
+    }
+
+    @Test func aThreadThatCannotStartTrapsSayingWhy() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            limitAddressSpaceSoNoThreadStackFits()
+            _ = SerialQueue(label: "no-thread")
+        }.map {
+            let text = $0.standardErrorText
+            #expect(text.contains("SerialQueue \"no-thread\": cannot start its worker thread: pthread_create failed with errno"))
+            #expect(text.contains("Use SerialQueue.make(label:)"))
+        }
+    }
+
+    @Test func makeReportsAThreadThatCannotStartAsAnError() async {
+        await #expect(processExitsWith: .success) {
+            limitAddressSpaceSoNoThreadStackFits()
+            do throws(SerialQueueError) {
+                _ = try SerialQueue.make(label: "no-thread")
+                exit(3)  // created a thread it should not have been able to
+            } catch {
+                guard case .threadStartFailed(let label, let errno, let reason) = error,
+                    label == "no-thread", errno == EAGAIN, reason.contains("limit")
+                else { exit(4) }
+                exit(0)
+            }
+        }
+    }
+
+    @Test func aProducerWaitingForRoomWhenTheQueueShutsDownTraps() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = SerialQueue(label: "full-then-closed", maximumQueued: 1)
+            queue.suspend()
+            queue.async {}
+            let closer = SerialQueue(label: "closer")
+            closer.async {
+                _ = eventually { queue._roomWaiters == 1 }
+                queue.shutdown(.cancelPending)
+            }
+            queue.async {}  // waits for room, then finds the queue shut down
+        }.map { #expect($0.standardErrorText.contains("SerialQueue \"full-then-closed\": async after shutdown")) }
+    }
+
+    @Test func aBoundBelowOneTraps() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = SerialQueue(label: "no-room", maximumQueued: 0)
+        }.map { #expect($0.standardErrorText.contains("SerialQueue \"no-room\": maximumQueued 0 must be at least 1")) }
+    }
+}
+
+/// Caps this process's address space just above what it maps now, so a new thread's stack
+/// (8 MiB by default) cannot be mapped and `pthread_create` fails with EAGAIN. Child processes only.
+private func limitAddressSpaceSoNoThreadStackFits() {
+    var pages = 0
+    if let file = fopen("/proc/self/statm", "r") {
+        var buffer = [CChar](repeating: 0, count: 64)
+        if fgets(&buffer, 64, file) != nil {
+            pages = Int(String(decoding: buffer.prefix { $0 != 0 && $0 != 32 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) ?? 0
+        }
+        fclose(file)
+    }
+    let bytes = rlim_t(pages * Int(sysconf(Int32(_SC_PAGESIZE))) + 2 * 1024 * 1024)
+    var limit = rlimit(rlim_cur: bytes, rlim_max: bytes)
+    if setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) != 0 { exit(5) }
 }

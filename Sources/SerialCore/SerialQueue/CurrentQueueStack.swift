@@ -25,6 +25,8 @@ final class CurrentQueueStack {
     let turnGranted = PthreadCondition()
     /// Set (under the granting queue's mutex) when the worker hands this thread the queue.
     @exclusivity(unchecked) var isTurnGranted = false
+    /// The kernel's id of the thread this stack belongs to, for messages and reports.
+    let systemThreadID = CurrentThread.systemID
 
     private init() {
         self.held.reserveCapacity(8)
@@ -52,5 +54,11 @@ final class CurrentQueueStack {
     /// The labels of the held queues, outermost first (for trap messages).
     var labels: [String] {
         self.held.map { $0.takeUnretainedValue().label }
+    }
+
+    /// Whether this thread holds the queue whose core is at `address` (for `SyncWaitGraph`,
+    /// which compares addresses of cores that waiting threads keep alive).
+    func holds(address: UnsafeMutableRawPointer) -> Bool {
+        self.held.contains { $0.toOpaque() == address }
     }
 }

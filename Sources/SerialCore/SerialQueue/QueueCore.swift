@@ -5,11 +5,15 @@ import Synchronization
 /// last `SerialQueue` reference is what ends the worker.
 final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by `mutex`
     let label: String
+    /// The most `async` items that may wait for the worker (`Int.max`: no bound).
+    let maximumQueued: Int
     let mutex = PthreadMutex()
     /// The worker's own wake-up: only the worker ever waits on it.
     let workAvailable = PthreadCondition()
     /// Broadcast once when the worker leaves its loop, for `shutdown` callers.
     let workerExited = PthreadCondition()
+    /// Broadcast when the worker takes the FIFO while producers wait for room (`maximumQueued`).
+    let roomAvailable = PthreadCondition()
     // Guarded by `mutex`; runtime exclusivity checks on this hot path cost more than the lock.
     @exclusivity(unchecked) var state = QueueState()
     /// Set by `suspend` and `shutdown(.cancelPending)` so the worker stops a batch midway;
@@ -37,8 +41,9 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         static let heldAndRecorded: UInt8 = 3
     }
 
-    init(label: String) {
+    init(label: String, maximumQueued: Int) {
         self.label = label
+        self.maximumQueued = maximumQueued
     }
 
     // MARK: The lock and the door
@@ -101,9 +106,13 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// Appends work to the FIFO, waking the worker only if it sleeps.
     ///
     /// - Complexity: O(1) amortised; one lock, and one signal at most (after unlocking).
+    /// When `bounded` (`async`), a full queue makes the caller wait for room, unless it runs
+    /// this queue's own work (waiting would deadlock: it is admitted over the bound). Executor
+    /// jobs are never held back: blocking a cooperative thread could stall the whole pool.
     @inline(__always)
-    func submit(_ work: QueueWork, operation: @autoclosure () -> String) {
+    func submit(_ work: QueueWork, bounded: Bool, operation: @autoclosure () -> String) {
         self.lockState()
+        if bounded && self.state.fifo.count >= self.maximumQueued { self.waitForRoom() }
         guard self.state.isAccepting else {
             self.unlockState()
             Misuse.useAfterShutdown(label: self.label, operation: operation())
@@ -113,17 +122,41 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.perform(action)
     }
 
-    /// Like `submit`, but reports a shut-down queue instead of trapping.
-    func trySubmit(_ work: QueueWork) -> Bool {
+    /// What `trySubmit` did.
+    enum Admission {
+        case accepted
+        case shutDown
+        case full
+    }
+
+    /// Like `submit`, but reports a shut-down (or, when `bounded`, full) queue instead of
+    /// trapping or waiting.
+    func trySubmit(_ work: QueueWork, bounded: Bool) -> Admission {
         self.lockState()
         guard self.state.isAccepting else {
             self.unlockState()
-            return false
+            return .shutDown
+        }
+        if bounded && self.state.fifo.count >= self.maximumQueued {
+            self.unlockState()
+            return .full
         }
         let action = self.state.submit(work)
         self.unlockState()
         self.perform(action)
-        return true
+        return .accepted
+    }
+
+    /// Waits, with the mutex held, until the FIFO has room or the queue stops accepting.
+    @inline(never)
+    private func waitForRoom() {
+        guard !self.isCurrent else { return }
+        self.state.roomWaiters += 1
+        while self.state.isAccepting && self.state.fifo.count >= self.maximumQueued {
+            self.roomAvailable.wait(releasing: self.mutex)
+            self.closeFastPath()
+        }
+        self.state.roomWaiters -= 1
     }
 
     /// Adds delayed work, trapping on a shut-down queue (`asyncAfter`).
@@ -179,10 +212,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         }
         stack.isTurnGranted = false
         self.perform(self.state.submit(.syncTurn(Unmanaged.passUnretained(stack))))
+        SyncWaitGraph.beginWaiting(stack, for: self)
         while !stack.isTurnGranted {
             stack.turnGranted.wait(releasing: self.mutex)
         }
         self.unlockState()
+        SyncWaitGraph.endWaiting(stack)
     }
 
     /// Gives the queue back after a `sync` body returned (or threw).
@@ -231,8 +266,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             }
             if self.state.takeBatch(into: &batch) {
                 self.interrupted.store(false, ordering: .relaxed)
+                let roomWaiters = self.state.roomWaiters > 0
                 self.unlockState()
+                if roomWaiters { self.roomAvailable.broadcast() }
+                let batchSize = batch.count
                 self.run(&batch)
+                batch.shrinkIfOversized(forRecentCount: batchSize)
                 self.lockState()
                 self.state.owner = .none
                 ranSinceSleeping = true
@@ -249,6 +288,9 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
                 self.spinBeforeSleeping()
                 continue
             }
+            // Going to sleep: give back what a burst made either ring grow to.
+            batch.shrinkIfOversized(forRecentCount: 0)
+            self.state.fifo.shrinkIfOversized(forRecentCount: 0)
             self.blockingWaitForWork()
         }
         self.state.phase = .exited

@@ -8,7 +8,7 @@
 
 extension QueueCore: SerialExecutor, TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
-        self.submit(.job(UnownedJob(job)), operation: "enqueue (a job of an actor or task on it)")
+        self.submit(.job(UnownedJob(job)), bounded: false, operation: "enqueue (a job of an actor or task on it)")
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {

@@ -50,8 +50,10 @@ extension SerialQueue {
             core.interrupted.store(true, ordering: .relaxed)
         }
         let action = core.state.wakeWorkerIfNeeded()
+        let roomWaiters = core.state.roomWaiters > 0
         core.unlockState()
         core.perform(action)
+        if roomWaiters { core.roomAvailable.broadcast() }  // they find it shut down
         core.discard(dropped, delayed: cancelledDelayed)
         self.waitForWorkerExit()
         // Read after the worker exited: it may have dropped the rest of a batch it was running.

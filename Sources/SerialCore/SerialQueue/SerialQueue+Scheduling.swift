@@ -7,7 +7,9 @@ extension SerialQueue: Scheduling {
     ///
     /// - Throws: `SchedulingError.shutDown` naming the queue; `work` is released without running.
     public func execute(_ work: @escaping @Sendable () -> Void) throws(SchedulingError) {
-        guard self.core.trySubmit(.closure(work)) else { throw SchedulingError.shutDown(scheduler: self.label) }
+        guard self.core.trySubmit(.closure(work), bounded: false) == .accepted else {
+            throw SchedulingError.shutDown(scheduler: self.label)
+        }
     }
 
     /// Like `asyncAfter(deadline:)`, but throws instead of trapping when the queue is shut down.

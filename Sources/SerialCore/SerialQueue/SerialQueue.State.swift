@@ -75,6 +75,8 @@ struct QueueState {
     var cancelledDelayedWork = 0
     /// What to tell once the queue has stopped and drained (`Scheduling.whenShutDown`).
     var shutdownHandlers = ShutdownHandlers()
+    /// Producers waiting for room in a full bounded queue.
+    var roomWaiters = 0
     /// Cancelled entries are purged from the delayed heap once it grows past this.
     private var compactionThreshold = 64
 

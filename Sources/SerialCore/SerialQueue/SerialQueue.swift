@@ -25,12 +25,43 @@ public final class SerialQueue: Sendable {
     let core: QueueCore
     let thread: WorkerThread
 
-    /// Creates a queue and starts its worker thread, named from `label` (Linux keeps 15 bytes).
-    public init(label: String) {
+    /// Creates a queue and starts its worker thread, named from `label` (Linux keeps 15 bytes;
+    /// an empty label names it "SerialQueue").
+    ///
+    /// - Parameters:
+    ///   - label: names the queue in traps and errors, and its worker thread.
+    ///   - maximumQueued: the most `async` items that may wait for the worker (see `async` and
+    ///     `tryAsync`); `Int.max`, the default, sets no bound.
+    /// - Precondition: The system can start a thread (otherwise this traps, saying why; use
+    ///   `make(label:maximumQueued:)` to get an error instead), and `maximumQueued` ≥ 1.
+    public convenience init(label: String, maximumQueued: Int = .max) {
+        do {
+            try self.init(startingWorkerFor: label, maximumQueued: maximumQueued)
+        } catch {
+            Misuse.threadStartFailed(error)
+        }
+    }
+
+    /// Creates a queue like `init(label:maximumQueued:)`, but reports a thread that cannot be
+    /// started as an error instead of a trap: at RLIMIT_NPROC, the kernel's thread limit, or
+    /// out of memory for a stack.
+    ///
+    /// - Throws: `SerialQueueError.threadStartFailed`, with `pthread_create`'s errno in words.
+    public static func make(label: String, maximumQueued: Int = .max) throws(SerialQueueError) -> SerialQueue {
+        try SerialQueue(startingWorkerFor: label, maximumQueued: maximumQueued)
+    }
+
+    private init(startingWorkerFor label: String, maximumQueued: Int) throws(SerialQueueError) {
+        if maximumQueued < 1 { Misuse.invalidMaximumQueued(label: label, maximumQueued) }
+        let core = QueueCore(label: label, maximumQueued: maximumQueued)
+        do {
+            // Started before every stored property is set: a failure here runs no deinit.
+            self.thread = try WorkerThread(name: label, fallbackName: "SerialQueue") { core.workerMain() }
+        } catch {
+            throw SerialQueueError.threadStartFailed(label: label, errno: error.errno, reason: error.reason)
+        }
         self.label = label
-        let core = QueueCore(label: label)
         self.core = core
-        self.thread = WorkerThread(name: label) { core.workerMain() }
     }
 
     deinit {
@@ -45,7 +76,7 @@ public final class SerialQueue: Sendable {
     /// - Precondition: The queue was not shut down; that traps, naming the queue (see `tryAsync`).
     @inline(__always)
     public func async(_ work: @escaping @Sendable () -> Void) {
-        self.core.submit(.closure(work), operation: "async")
+        self.core.submit(.closure(work), bounded: true, operation: "async")
     }
 
     /// Enqueues `work` like `async`, but throws instead of trapping when the queue is shut down.
@@ -53,7 +84,11 @@ public final class SerialQueue: Sendable {
     /// - Throws: `SerialQueueError.shutDown` when the queue no longer accepts work; `work` is
     ///   then released without running.
     public func tryAsync(_ work: @escaping @Sendable () -> Void) throws(SerialQueueError) {
-        guard self.core.trySubmit(.closure(work)) else { throw SerialQueueError.shutDown(label: self.label) }
+        switch self.core.trySubmit(.closure(work), bounded: true) {
+        case .accepted: return
+        case .shutDown: throw SerialQueueError.shutDown(label: self.label)
+        case .full: throw SerialQueueError.full(label: self.label, limit: self.core.maximumQueued)
+        }
     }
 
     /// Runs `body` on the calling thread at its turn in this queue's FIFO, returning its result.

@@ -19,8 +19,21 @@ struct WorkerThread: @unchecked Sendable {  // a pthread_t is a plain handle, va
         }
     }
 
-    /// Starts a thread named `name` (truncated to 15 bytes on a character boundary) running `body`.
-    init(name: String, body: @escaping () -> Void) {
+    /// Why `pthread_create` failed: its error number and the system's words for it.
+    struct StartError: Error {
+        let errno: Int32
+        var reason: String {
+            let words = strerror(self.errno).map { String(cString: $0) } ?? "unknown error"
+            return self.errno == EAGAIN ? "\(words): a thread or memory limit was reached" : words
+        }
+    }
+
+    /// Starts a thread named `name` (truncated to 15 bytes on a character boundary; an empty
+    /// name becomes `fallbackName`) running `body`.
+    ///
+    /// - Throws: `StartError` when the system cannot create a thread; `body` is released unrun.
+    init(name: String, fallbackName: String, body: @escaping () -> Void) throws(StartError) {
+        let name = name.isEmpty ? fallbackName : name
         let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
         var handle = pthread_t()
         let rc = pthread_create(&handle, nil, { argument in
@@ -31,7 +44,7 @@ struct WorkerThread: @unchecked Sendable {  // a pthread_t is a plain handle, va
         }, start)
         if rc != 0 {
             Unmanaged<Start>.fromOpaque(start).release()
-            preconditionFailure("pthread_create failed with error \(rc): cannot start the worker thread \"\(name)\"")
+            throw StartError(errno: rc)
         }
         self.handle = handle
     }
@@ -79,4 +92,28 @@ struct WorkerThread: @unchecked Sendable {  // a pthread_t is a plain handle, va
 package enum CurrentThread {
     /// An opaque id, unique among live threads.
     package static var id: UInt { UInt(pthread_self()) }
+
+    /// The kernel's id of the calling thread (what `top -H`, `gdb` and /proc show).
+    package static var systemID: Int32 { linuxGettid() }
+
+    /// The name of thread `systemID` of this process, as /proc shows it (`"?"` if it is gone).
+    package static func name(ofSystemID systemID: Int32) -> String {
+        let descriptor = open("/proc/self/task/\(systemID)/comm", O_RDONLY)
+        guard descriptor >= 0 else { return "?" }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return "?" }
+        return String(decoding: bytes[..<count], as: UTF8.self).trimmingSuffix("\n")
+    }
 }
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        self.hasSuffix(suffix) ? String(self.dropLast(suffix.count)) : self
+    }
+}
+
+/// glibc's `gettid` (2.30+), which the Glibc module does not export.
+@_silgen_name("gettid")
+private func linuxGettid() -> Int32

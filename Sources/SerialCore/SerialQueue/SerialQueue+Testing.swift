@@ -1,0 +1,13 @@
+// Test hooks: package-only views of a queue's insides.
+
+extension SerialQueue {
+    /// How many items the FIFO's storage holds without growing (to see memory given back).
+    package var _fifoCapacity: Int {
+        self.core.mutex.withLock { self.core.state.fifo.capacity }
+    }
+
+    /// Producers waiting for room in this bounded queue.
+    package var _roomWaiters: Int {
+        self.core.mutex.withLock { self.core.state.roomWaiters }
+    }
+}

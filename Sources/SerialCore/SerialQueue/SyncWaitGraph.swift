@@ -1,0 +1,69 @@
+/// The threads waiting in a busy queue's `sync`, and the queue each waits for: enough to see a
+/// cycle of waits across threads (work on `a` calls `b.sync` while work on `b` calls `a.sync`)
+/// the moment it closes, and trap naming it, instead of hanging both threads forever.
+///
+/// A cycle is made only of waiting threads, and a waiting thread holds exactly the queues on its
+/// `CurrentQueueStack` (it is blocked inside their work). So when a thread starts to wait for
+/// queue Q, the walk is: which waiting thread holds Q? what does it wait for? who holds that?…
+/// until it reaches a queue the new waiter holds itself (a cycle) or a queue no waiting thread
+/// holds (no cycle). Registering and walking happen under one lock, so of the threads closing a
+/// cycle, the last to start waiting sees it. Only the waiting path pays: an idle `sync` and
+/// `async` never come here.
+///
+/// - Invariant: a thread's stack is read by others only while it is registered here; it
+///   changes its stack only before registering and after unregistering (both under the lock).
+enum SyncWaitGraph {
+    private struct Waiter {
+        let stack: Unmanaged<CurrentQueueStack>
+        let queue: Unmanaged<QueueCore>
+    }
+
+    private static let waiters = LockedValue<[Waiter]>([])
+
+    /// Records that the calling thread waits for `queue`, trapping if that closes a cycle.
+    static func beginWaiting(_ stack: CurrentQueueStack, for queue: QueueCore) {
+        let cycle: [Waiter]? = Self.waiters.withLock { waiters in
+            let me = Waiter(stack: .passUnretained(stack), queue: .passUnretained(queue))
+            waiters.append(me)
+            return Self.cycle(closedBy: me, in: waiters)
+        }
+        if let cycle { Misuse.syncDeadlock(cycle: Self.describe(cycle)) }
+    }
+
+    /// The calling thread has its turn (or gave up waiting).
+    static func endWaiting(_ stack: CurrentQueueStack) {
+        Self.waiters.withLock { waiters in
+            if let index = waiters.lastIndex(where: { $0.stack.toOpaque() == Unmanaged.passUnretained(stack).toOpaque() }) {
+                waiters.remove(at: index)
+            }
+        }
+    }
+
+    /// The chain of waits from `start` back to it, if there is one.
+    private static func cycle(closedBy start: Waiter, in waiters: [Waiter]) -> [Waiter]? {
+        var chain = [start]
+        var wanted = start.queue.toOpaque()
+        // Each step moves to another waiting thread; more steps than waiters means a cycle that
+        // does not pass through `start` (it was reported when it closed).
+        for _ in 0..<waiters.count {
+            guard let holder = waiters.first(where: { $0.stack.takeUnretainedValue().holds(address: wanted) }) else {
+                return nil
+            }
+            if holder.stack.toOpaque() == start.stack.toOpaque() { return chain }
+            chain.append(holder)
+            wanted = holder.queue.toOpaque()
+        }
+        return nil
+    }
+
+    /// "thread 123 "name" holds "a" and waits for "b" → thread 456 … holds "b" and waits for "a"".
+    private static func describe(_ cycle: [Waiter]) -> String {
+        cycle.map { waiter in
+            let stack = waiter.stack.takeUnretainedValue()
+            let id = stack.systemThreadID
+            let held = stack.labels.map { "\"\($0)\"" }.joined(separator: ", ")
+            return "thread \(id) \"\(CurrentThread.name(ofSystemID: id))\" holds \(held) and waits for "
+                + "\"\(waiter.queue.takeUnretainedValue().label)\""
+        }.joined(separator: " → ")
+    }
+}
