@@ -76,7 +76,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
                 if self.fastPath.compareExchange(
                     expected: FastPath.held, desired: FastPath.heldAndRecorded, ordering: .acquiringAndReleasing
                 ).exchanged {
-                    self.state.owner = .syncCaller
+                    self.state.recordDoorEnteredSyncCaller()
                     return
                 }
             default:
@@ -151,12 +151,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     @inline(never)
     private func waitForRoom() {
         guard !self.isCurrent else { return }
-        self.state.roomWaiters += 1
+        self.state.beginWaitingForRoom()
         while self.state.isAccepting && self.state.fifo.count >= self.maximumQueued {
             self.roomAvailable.wait(releasing: self.mutex)
             self.closeFastPath()
         }
-        self.state.roomWaiters -= 1
+        self.state.endWaitingForRoom()
     }
 
     /// Adds delayed work, trapping on a shut-down queue (`asyncAfter`).
@@ -273,7 +273,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
                 self.run(&batch)
                 batch.shrinkIfOversized(forRecentCount: batchSize)
                 self.lockState()
-                self.state.owner = .none
+                self.state.finishBatch()
                 ranSinceSleeping = true
                 continue
             }
@@ -290,10 +290,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             }
             // Going to sleep: give back what a burst made either ring grow to.
             batch.shrinkIfOversized(forRecentCount: 0)
-            self.state.fifo.shrinkIfOversized(forRecentCount: 0)
+            self.state.shrinkFIFOIfOversized()
             self.blockingWaitForWork()
         }
-        self.state.phase = .exited
+        self.state.workerExited()
         self.workerExited.broadcast()
         self.unlockState()
         stack.pop(self)
@@ -305,7 +305,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// - Returns: Whether handlers ran (the caller looks at the state again).
     private func runShutdownHandlers() -> Bool {
         guard !self.state.shutdownHandlers.isFired else { return false }
-        let handlers = self.state.shutdownHandlers.takeAll()
+        let handlers = self.state.takeShutdownHandlers()
         guard !handlers.isEmpty else { return false }
         self.unlockState()
         let reason = SchedulingError.shutDown(scheduler: self.label)
@@ -323,7 +323,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     @inline(never)
     func spinBeforeSleeping() {
         guard self.state.mayStartSpinning else { return }
-        self.state.phase = .spinning
+        self.state.startSpinning()
         self.spinningWorkerNudged.store(false, ordering: .relaxed)
         self.openFastPathIfIdle()
         self.unlockState()
@@ -333,14 +333,14 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             nudged = self.spinningWorkerNudged.load(ordering: .acquiring)
         }
         self.lockState()
-        self.state.phase = .running
+        self.state.stopSpinning()
     }
 
     /// The worker's only sleep, under one stable name that profiles can subtract.
     /// Called and returns with the mutex held.
     @inline(never)
     func blockingWaitForWork() {
-        self.state.phase = .sleeping
+        self.state.fallAsleep()
         self.openFastPathIfIdle()
         self.state.checkInvariants()
         if let deadline = self.state.nextDelayedDeadline, !self.state.isSuspended {
@@ -349,8 +349,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             self.workAvailable.wait(releasing: self.mutex)
         }
         self.closeFastPath()
-        self.state.phase = .running
-        self.state.wakePending = false
+        self.state.wakeUp()
     }
 
     /// Runs a batch outside the lock. Each closure is released right after it ran, outside the lock.
@@ -395,14 +394,13 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         for entry in delayed where entry.handle.cancel() { prevented += 1 }
         for case .delayed(let handle) in dropped where handle.cancel() { prevented += 1 }
         guard prevented > 0 else { return }
-        self.mutex.withLock { self.state.cancelledDelayedWork += prevented }
+        self.mutex.withLock { self.state.countCancelledDelayedWork(prevented) }
     }
 
     /// Gives the queue to a waiting `sync` caller and sleeps until its body returns.
     private func handOff(to waiter: CurrentQueueStack) {
         self.lockState()
-        self.state.owner = .syncCaller
-        self.state.phase = .awaitingSyncReturn
+        self.state.handOffToSyncCaller()
         waiter.isTurnGranted = true
         // Signalled under the lock: the waiter's condition lives only as long as its thread,
         // and the waiter cannot return before it has reacquired this mutex.
@@ -410,7 +408,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         while self.state.owner == .syncCaller {
             self.workAvailable.wait(releasing: self.mutex)
         }
-        self.state.phase = .running
+        self.state.takeBackFromSyncCaller()
         self.unlockState()
     }
 }

@@ -37,24 +37,16 @@ extension SerialQueue {
     public func shutdown(_ mode: ShutdownMode = .drain) -> ShutdownReport {
         let core = self.core
         core.lockState()
-        guard core.state.isAccepting else {
+        guard let action = core.state.shutDown(mode) else {
             core.unlockState()
             self.waitForWorkerExit()
             return self.shutdownReport()
         }
-        core.state.lifecycle = .shutDown(mode)
-        let cancelledDelayed = core.state.delayed.removeAll()
-        var dropped: [QueueWork] = []
-        if mode == .cancelPending {
-            dropped = core.state.removeCancellableWork()
-            core.interrupted.store(true, ordering: .relaxed)
-        }
-        let action = core.state.wakeWorkerIfNeeded()
-        let roomWaiters = core.state.roomWaiters > 0
+        if mode == .cancelPending { core.interrupted.store(true, ordering: .relaxed) }
         core.unlockState()
-        core.perform(action)
-        if roomWaiters { core.roomAvailable.broadcast() }  // they find it shut down
-        core.discard(dropped, delayed: cancelledDelayed)
+        core.perform(action.wake)
+        if action.wakeRoomWaiters { core.roomAvailable.broadcast() }  // they find it shut down
+        core.discard(action.dropped, delayed: action.cancelledDelayed)
         self.waitForWorkerExit()
         // Read after the worker exited: it may have dropped the rest of a batch it was running.
         return self.shutdownReport()
@@ -81,8 +73,7 @@ extension SerialQueue {
         while core.state.phase != .exited {
             core.workerExited.wait(releasing: core.mutex)
         }
-        let mustJoin = !core.state.threadReclaimed
-        core.state.threadReclaimed = true
+        let mustJoin = core.state.claimThread()
         core.unlockState()
         if mustJoin { self.thread.join() }
     }
@@ -96,14 +87,8 @@ extension SerialQueue {
             core.unlockState()
             Misuse.releasedWhileSuspended(label: self.label, count: count)
         }
-        var cancelledDelayed: [DelayedHeap.Entry] = []
-        if core.state.isAccepting {
-            core.state.lifecycle = .released
-            cancelledDelayed = core.state.delayed.removeAll()
-        }
-        let action = core.state.wakeWorkerIfNeeded()
-        let mustReclaim = !core.state.threadReclaimed
-        core.state.threadReclaimed = true
+        let (action, cancelledDelayed) = core.state.release()
+        let mustReclaim = core.state.claimThread()
         core.unlockState()
         core.perform(action)
         core.discard([], delayed: cancelledDelayed)

@@ -33,14 +33,14 @@ extension SerialQueue: Scheduling {
     /// `handler` runs at once on the caller's thread.
     public func whenShutDown(_ handler: @escaping @Sendable (SchedulingError) -> Void) -> ShutdownSubscription {
         let core = self.core
-        let id = core.mutex.withLock { core.state.shutdownHandlers.add(handler) }
+        let id = core.mutex.withLock { core.state.addShutdownHandler(handler) }
         guard let id else {
             handler(.shutDown(scheduler: self.label))
             return ShutdownSubscription {}
         }
         return ShutdownSubscription { [weak core] in
             guard let core else { return }
-            let removed = core.mutex.withLock { core.state.shutdownHandlers.remove(id) }
+            let removed = core.mutex.withLock { core.state.removeShutdownHandler(id) }
             _ = removed  // released here, outside the lock
         }
     }

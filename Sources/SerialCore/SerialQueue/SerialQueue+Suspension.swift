@@ -8,7 +8,7 @@ extension SerialQueue {
     /// - Complexity: O(1).
     public func suspend() {
         self.core.lockState()
-        self.core.state.suspendCount += 1
+        self.core.state.suspend()
         self.core.interrupted.store(true, ordering: .relaxed)
         self.core.unlockState()
     }

@@ -21,7 +21,8 @@ enum QueueWork {
 }
 
 /// The decisions of a `SerialQueue`, as a plain value with no threads: every method runs under
-/// the queue's mutex, decides, and returns what the caller must do after unlocking.
+/// the queue's mutex, decides, and returns what the caller must do after unlocking. Every field
+/// is written only here, by a method named after the transition it makes.
 ///
 /// - Invariant: at most one owner runs the queue's work at a time (`owner`); the worker
 ///   sleeps only when it has nothing it may run; `wakePending` is set only while the worker
@@ -61,22 +62,22 @@ struct QueueState {
         case nudgeSpinningWorker
     }
 
-    var fifo = RingBuffer<QueueWork>(initialCapacity: 256)
-    var delayed = DelayedHeap()
-    var owner = Owner.none
-    var phase = WorkerPhase.running
-    var wakePending = false
-    var suspendCount = 0
-    var lifecycle = Lifecycle.accepting
+    private(set) var fifo = RingBuffer<QueueWork>(initialCapacity: 256)
+    private(set) var delayed = DelayedHeap()
+    private(set) var owner = Owner.none
+    private(set) var phase = WorkerPhase.running
+    private(set) var wakePending = false
+    private(set) var suspendCount = 0
+    private(set) var lifecycle = Lifecycle.accepting
     /// Whether some thread has claimed joining (or detaching) the worker thread.
-    var threadReclaimed = false
+    private(set) var threadReclaimed = false
     /// Work dropped by `shutdown(.cancelPending)` or by release, for the shutdown report.
-    var cancelledWork = 0
-    var cancelledDelayedWork = 0
+    private(set) var cancelledWork = 0
+    private(set) var cancelledDelayedWork = 0
     /// What to tell once the queue has stopped and drained (`Scheduling.whenShutDown`).
-    var shutdownHandlers = ShutdownHandlers()
+    private(set) var shutdownHandlers = ShutdownHandlers()
     /// Producers waiting for room in a full bounded queue.
-    var roomWaiters = 0
+    private(set) var roomWaiters = 0
     /// Cancelled entries are purged from the delayed heap once it grows past this.
     private var compactionThreshold = 64
 
@@ -205,6 +206,139 @@ struct QueueState {
         let removed = self.fifo.removeAll { $0.isCancellable }
         for case .closure in removed { self.cancelledWork += 1 }
         return removed
+    }
+}
+
+// MARK: The worker's transitions
+
+extension QueueState {
+    /// The worker finished a batch: nobody owns the queue until the next decision.
+    mutating func finishBatch() {
+        assert(self.owner == .worker, "internal inconsistency: a batch ended while owner is \(self.owner)")
+        self.owner = .none
+    }
+
+    /// A lock holder closed the door on a `sync` body that came through it: that body owns the
+    /// queue, and its leaving now goes through the lock.
+    mutating func recordDoorEnteredSyncCaller() {
+        self.owner = .syncCaller
+    }
+
+    /// The worker, out of work, starts watching for more before sleeping.
+    mutating func startSpinning() {
+        self.phase = .spinning
+    }
+
+    /// The worker stopped watching (nudged, or the window passed).
+    mutating func stopSpinning() {
+        self.phase = .running
+    }
+
+    /// The worker goes to sleep on its condition variable.
+    mutating func fallAsleep() {
+        self.phase = .sleeping
+    }
+
+    /// The worker woke up (signalled, timed out or spuriously): any signal on its way arrived.
+    mutating func wakeUp() {
+        self.phase = .running
+        self.wakePending = false
+    }
+
+    /// The worker reached a `sync` caller's turn and hands it the queue.
+    mutating func handOffToSyncCaller() {
+        self.owner = .syncCaller
+        self.phase = .awaitingSyncReturn
+    }
+
+    /// The `sync` body returned and the worker has the queue back.
+    mutating func takeBackFromSyncCaller() {
+        self.phase = .running
+    }
+
+    /// The worker left its loop for good.
+    mutating func workerExited() {
+        self.phase = .exited
+    }
+
+    /// The worker goes to sleep: give back what a burst made the FIFO grow to.
+    mutating func shrinkFIFOIfOversized() {
+        self.fifo.shrinkIfOversized(forRecentCount: 0)
+    }
+}
+
+// MARK: Producers, suspension, lifecycle
+
+extension QueueState {
+    /// A producer starts waiting for room in a full bounded queue.
+    mutating func beginWaitingForRoom() {
+        self.roomWaiters += 1
+    }
+
+    /// A producer stops waiting for room (it has room, or the queue stopped accepting).
+    mutating func endWaitingForRoom() {
+        self.roomWaiters -= 1
+    }
+
+    /// One more `suspend()`.
+    mutating func suspend() {
+        self.suspendCount += 1
+    }
+
+    /// What `shutdown` must do after unlocking.
+    struct ShutdownAction {
+        var wake: WakeAction
+        var dropped: [QueueWork]
+        var cancelledDelayed: [DelayedHeap.Entry]
+        var wakeRoomWaiters: Bool
+    }
+
+    /// Stops accepting work: delayed work is cancelled and, with `.cancelPending`, what may be
+    /// dropped from the FIFO is. `nil` when the queue had already stopped.
+    mutating func shutDown(_ mode: ShutdownMode) -> ShutdownAction? {
+        guard self.isAccepting else { return nil }
+        self.lifecycle = .shutDown(mode)
+        let cancelledDelayed = self.delayed.removeAll()
+        let dropped = mode == .cancelPending ? self.removeCancellableWork() : []
+        return ShutdownAction(
+            wake: self.wakeWorkerIfNeeded(), dropped: dropped, cancelledDelayed: cancelledDelayed,
+            wakeRoomWaiters: self.roomWaiters > 0)
+    }
+
+    /// The last reference is gone: stop accepting (if still accepting), cancelling delayed work.
+    mutating func release() -> (wake: WakeAction, cancelledDelayed: [DelayedHeap.Entry]) {
+        var cancelledDelayed: [DelayedHeap.Entry] = []
+        if self.isAccepting {
+            self.lifecycle = .released
+            cancelledDelayed = self.delayed.removeAll()
+        }
+        return (self.wakeWorkerIfNeeded(), cancelledDelayed)
+    }
+
+    /// Claims joining (or detaching) the worker thread: `true` for the first caller only.
+    mutating func claimThread() -> Bool {
+        defer { self.threadReclaimed = true }
+        return !self.threadReclaimed
+    }
+
+    /// Counts delayed work whose run a shutdown or release prevented.
+    mutating func countCancelledDelayedWork(_ count: Int) {
+        self.cancelledDelayedWork += count
+    }
+
+    /// Keeps a handler for the shutdown; `nil` when it has happened (run it at once).
+    mutating func addShutdownHandler(_ handler: @escaping ShutdownHandlers.Handler) -> UInt64? {
+        self.shutdownHandlers.add(handler)
+    }
+
+    /// Withdraws a handler, returning it to be released outside the lock.
+    mutating func removeShutdownHandler(_ id: UInt64) -> ShutdownHandlers.Handler? {
+        self.shutdownHandlers.remove(id)
+    }
+
+    /// The queue has stopped and drained: takes every handler, once.
+    mutating func takeShutdownHandlers() -> [ShutdownHandlers.Handler] {
+        self.shutdownHandlers.takeAll()
     }
 }
 
