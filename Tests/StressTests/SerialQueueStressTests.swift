@@ -272,3 +272,34 @@ extension SerialQueueStressTests {
         #expect(total == tasks * 10, "actor jobs lost, seed \(seed)")
     }
 }
+
+@Suite("SerialQueue statistics stress")
+struct SerialQueueStatisticsStressTests {
+    @Test func figuresAreExactAfterARandomMixDrains() {
+        let seed = StressConfiguration.seed()
+        let perProducer = StressConfiguration.iterations(3_000)
+        let queue = SerialQueue(label: "stress-figures")
+        let ran = Atomic<Int>(0)
+        let idleSyncs = Atomic<Int>(0)
+        withWatchdog(timeout: .seconds(120), "statistics stress stalled, seed \(seed)") {
+            runThreads(4) { producer in
+                var random = SeededRandom(seed: seed &+ UInt64(producer))
+                for _ in 0..<perProducer {
+                    switch random.next() % 8 {
+                    case 0: queue.sync { idleSyncs.add(1, ordering: .relaxed) }
+                    case 1: queue.suspend(); queue.async { ran.add(1, ordering: .relaxed) }; queue.resume()
+                    default: queue.async { ran.add(1, ordering: .relaxed) }
+                    }
+                }
+            }
+        }
+        queue.sync {}
+        let figures = queue.statistics
+        #expect(figures.depth == 0, "depth \(figures.depth) after drain, seed \(seed): \(figures)")
+        #expect(figures.submitted == figures.executed, "seed \(seed): \(figures)")
+        // Every async item is an item; sync calls are items only when they waited.
+        #expect(figures.submitted - figures.syncWaits == ran.load(ordering: .relaxed), "seed \(seed): \(figures)")
+        #expect(figures.syncWaits <= idleSyncs.load(ordering: .relaxed) + 1, "seed \(seed): \(figures)")
+        #expect(figures.highWaterDepth >= 1 && figures.highWaterDepth <= figures.submitted)
+    }
+}

@@ -19,6 +19,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// Set by `suspend` and `shutdown(.cancelPending)` so the worker stops a batch midway;
     /// read without the lock once per item (a relaxed load), re-checked under the lock.
     let interrupted = Atomic<Bool>(false)
+    /// FIFO items run so far (`statistics`, `StallWatchdog`).
+    let progress = QueueProgress()
+    /// The kernel's id of the worker thread, set as it starts (for stall reports).
+    let workerSystemID = Atomic<Int32>(0)
     /// Set when work arrives for a worker that is spinning before sleeping (see `spinBeforeSleeping`).
     let spinningWorkerNudged = Atomic<Bool>(false)
     /// How long the worker watches for new work before it sleeps.
@@ -211,7 +215,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             return
         }
         stack.isTurnGranted = false
-        self.perform(self.state.submit(.syncTurn(Unmanaged.passUnretained(stack))))
+        self.perform(self.state.submitSyncTurn(Unmanaged.passUnretained(stack)))
         SyncWaitGraph.beginWaiting(stack, for: self)
         while !stack.isTurnGranted {
             stack.turnGranted.wait(releasing: self.mutex)
@@ -255,6 +259,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// The worker thread's whole life: drain, sleep, repeat, until released or shut down and empty.
     func workerMain() {
         let stack = CurrentQueueStack.current
+        self.workerSystemID.store(stack.systemThreadID, ordering: .relaxed)
         stack.push(self)
         var batch = RingBuffer<QueueWork>(initialCapacity: 256)  // swapped with the FIFO, never reallocated
 
@@ -370,8 +375,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             case .delayed(let handle):
                 if let work = handle.claimRun() { work() }
             case .syncTurn(let waiter):
+                // Counted as it starts: the caller may read the figures as soon as its body returns.
+                self.progress.itemRan()
                 self.handOff(to: waiter.takeUnretainedValue())
+                continue
             }
+            self.progress.itemRan()
         }
     }
 

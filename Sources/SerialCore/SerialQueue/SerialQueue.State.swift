@@ -78,6 +78,8 @@ struct QueueState {
     private(set) var shutdownHandlers = ShutdownHandlers()
     /// Producers waiting for room in a full bounded queue.
     private(set) var roomWaiters = 0
+    /// Figures for `statistics` and the stall watchdog.
+    private(set) var counters = QueueCounters()
     /// Cancelled entries are purged from the delayed heap once it grows past this.
     private var compactionThreshold = 64
 
@@ -128,6 +130,7 @@ struct QueueState {
 
     mutating func submit(_ work: QueueWork) -> WakeAction {
         self.fifo.append(work)
+        self.counters.entered(depth: self.fifo.count)
         defer { self.checkInvariants() }
         return self.wakeWorkerIfNeeded()
     }
@@ -155,6 +158,7 @@ struct QueueState {
                 _ = self.delayed.popFirst()
             } else if first.deadline <= now {
                 self.fifo.append(.delayed(self.delayed.popFirst()!.handle))
+                self.counters.entered(depth: self.fifo.count)
             } else {
                 return
             }
@@ -172,6 +176,7 @@ struct QueueState {
     /// or to whoever comes next.
     mutating func leaveSync() -> WakeAction {
         assert(self.owner == .syncCaller, "internal inconsistency: leaving sync while owner is \(self.owner)")
+        self.counters.syncBodyLeft()
         if self.phase == .awaitingSyncReturn {
             // Straight back to the worker: the rest of its batch comes before anything newer.
             self.owner = .worker
@@ -191,6 +196,7 @@ struct QueueState {
         assert(batch.isEmpty, "internal inconsistency: the worker's spare ring is not empty")
         self.owner = .worker
         swap(&self.fifo, &batch)
+        self.counters.batchTaken()
         self.checkInvariants()
         return true
     }
@@ -198,6 +204,13 @@ struct QueueState {
     /// Puts work the worker took but did not run back at the front, in its order.
     mutating func returnUnrun(_ rest: inout RingBuffer<QueueWork>) {
         while let item = rest.popLast() { self.fifo.prepend(item) }
+        self.counters.returned(depth: self.fifo.count)
+    }
+
+    /// A `sync` caller found the queue busy: its turn joins the FIFO.
+    mutating func submitSyncTurn(_ waiter: Unmanaged<CurrentQueueStack>) -> WakeAction {
+        self.counters.syncWaited()
+        return self.submit(.syncTurn(waiter))
     }
 
     /// Drops what `.cancelPending` may drop from the FIFO, counting the closures; returns it all
@@ -205,6 +218,7 @@ struct QueueState {
     mutating func removeCancellableWork() -> [QueueWork] {
         let removed = self.fifo.removeAll { $0.isCancellable }
         for case .closure in removed { self.cancelledWork += 1 }
+        self.counters.dropped(removed.count, remaining: self.fifo.count)
         return removed
     }
 }

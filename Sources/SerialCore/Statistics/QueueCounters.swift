@@ -1,0 +1,58 @@
+/// The figures a queue keeps under its mutex for `SerialQueue.statistics` and `StallWatchdog`:
+/// a few additions per item and one clock read per batch (see `QueueStatistics`).
+struct QueueCounters {
+    private(set) var submitted = 0
+    private(set) var dropped = 0
+    private(set) var highWaterDepth = 0
+    private(set) var syncWaits = 0
+    /// `sync` bodies that left through the lock (progress the worker's counter does not see).
+    private(set) var syncBodiesLeft = 0
+    private(set) var waitTime = WaitTimeHistogram()
+    /// When the FIFO's oldest item entered it (monotonic nanoseconds); 0 while it is empty.
+    private(set) var oldestEnteredAt: UInt64 = 0
+
+    /// An item entered a FIFO that now holds `depth` items.
+    @inline(__always)
+    mutating func entered(depth: Int) {
+        self.submitted &+= 1
+        if depth == 1 { self.oldestEnteredAt = ClockReads.monotonicNanoseconds() }
+        if depth > self.highWaterDepth { self.highWaterDepth = depth }
+    }
+
+    /// A `sync` caller found the queue busy and queued its turn.
+    mutating func syncWaited() {
+        self.syncWaits &+= 1
+    }
+
+    /// A `sync` body gave the queue back through the lock.
+    mutating func syncBodyLeft() {
+        self.syncBodiesLeft &+= 1
+    }
+
+    /// The worker took the whole FIFO as a batch: its oldest item's wait is over.
+    @inline(__always)
+    mutating func batchTaken() {
+        guard self.oldestEnteredAt != 0 else { return }
+        let now = ClockReads.monotonicNanoseconds()
+        self.waitTime.record(nanoseconds: now > self.oldestEnteredAt ? now - self.oldestEnteredAt : 0)
+        self.oldestEnteredAt = 0
+    }
+
+    /// Items put back at the front of the FIFO (a batch interrupted midway) wait again from now.
+    mutating func returned(depth: Int) {
+        if depth > 0 && self.oldestEnteredAt == 0 { self.oldestEnteredAt = ClockReads.monotonicNanoseconds() }
+    }
+
+    /// Items left the FIFO without running; `remaining` are left in it.
+    mutating func dropped(_ count: Int, remaining: Int) {
+        self.dropped &+= count
+        if remaining == 0 { self.oldestEnteredAt = 0 }
+    }
+
+    /// The public snapshot, with `executed` read from the worker's progress counter.
+    func snapshot(executed: Int) -> QueueStatistics {
+        QueueStatistics(
+            submitted: self.submitted, executed: executed, dropped: self.dropped, highWaterDepth: self.highWaterDepth,
+            syncWaits: self.syncWaits, waitTime: self.waitTime)
+    }
+}
