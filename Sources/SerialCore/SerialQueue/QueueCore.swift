@@ -92,7 +92,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// Under the lock: opens the door if the queue is idle.
     @inline(__always)
     func openFastPathIfIdle() {
-        if self.state.isIdle { self.fastPath.store(FastPath.open, ordering: .releasing) }
+        if self.state.mayOpenDoor { self.fastPath.store(FastPath.open, ordering: .releasing) }
     }
 
     /// Carries out a wake decision made under the lock.
@@ -122,8 +122,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             Misuse.useAfterShutdown(label: self.label, operation: operation())
         }
         let action = self.state.submit(work)
+        let watchdog = self.state.takeArmedWatchdog()
         self.unlockState()
         self.perform(action)
+        watchdog?.queueBecameBusy()
     }
 
     /// What `trySubmit` did.
@@ -146,8 +148,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             return .full
         }
         let action = self.state.submit(work)
+        let watchdog = self.state.takeArmedWatchdog()
         self.unlockState()
         self.perform(action)
+        watchdog?.queueBecameBusy()
         return .accepted
     }
 
@@ -210,8 +214,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             self.unlockState()
             Misuse.useAfterShutdown(label: self.label, operation: "sync")
         }
-        if self.state.tryEnterSync() {
+        if self.state.tryEnterSync(thread: stack.systemThreadID) {
+            let watchdog = self.state.takeArmedWatchdog()
             self.unlockState()
+            watchdog?.queueBecameBusy()
             return
         }
         stack.isTurnGranted = false
@@ -272,8 +278,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             if self.state.takeBatch(into: &batch) {
                 self.interrupted.store(false, ordering: .relaxed)
                 let roomWaiters = self.state.roomWaiters > 0
+                let watchdog = self.state.takeArmedWatchdog()  // delayed work fell due
                 self.unlockState()
                 if roomWaiters { self.roomAvailable.broadcast() }
+                watchdog?.queueBecameBusy()
                 let batchSize = batch.count
                 self.run(&batch)
                 batch.shrinkIfOversized(forRecentCount: batchSize)
@@ -409,7 +417,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// Gives the queue to a waiting `sync` caller and sleeps until its body returns.
     private func handOff(to waiter: CurrentQueueStack) {
         self.lockState()
-        self.state.handOffToSyncCaller()
+        self.state.handOffToSyncCaller(thread: waiter.systemThreadID)
         waiter.isTurnGranted = true
         // Signalled under the lock: the waiter's condition lives only as long as its thread,
         // and the waiter cannot return before it has reacquired this mutex.

@@ -80,6 +80,11 @@ struct QueueState {
     private(set) var roomWaiters = 0
     /// Figures for `statistics` and the stall watchdog.
     private(set) var counters = QueueCounters()
+    /// A sleeping stall watchdog to wake when this idle queue gets work (see `StallWatchdog`).
+    private(set) var armedWatchdog: StallWatchdog.Core? = nil
+    /// The kernel id of the thread of the `sync` body that owns the queue, when it came through
+    /// the lock (0 otherwise).
+    private(set) var syncOwnerThread: Int32 = 0
     /// Cancelled entries are purged from the delayed heap once it grows past this.
     private var compactionThreshold = 64
 
@@ -95,6 +100,10 @@ struct QueueState {
         self.owner == .none && self.fifo.isEmpty && !self.isSuspended && self.isAccepting
             && (self.phase == .sleeping || self.phase == .spinning) && !self.wakePending
     }
+
+    /// Whether `sync` may enter without the lock: idle, and no sleeping watchdog to wake (its
+    /// wake-up must go through the lock).
+    var mayOpenDoor: Bool { self.isIdle && self.armedWatchdog == nil }
 
     /// Whether the worker, out of work, should watch for more before sleeping.
     var mayStartSpinning: Bool {
@@ -166,9 +175,10 @@ struct QueueState {
     }
 
     /// Takes the queue for a `sync` caller at once if nothing is queued or running.
-    mutating func tryEnterSync() -> Bool {
+    mutating func tryEnterSync(thread: Int32) -> Bool {
         guard self.owner == .none, self.fifo.isEmpty, !self.isSuspended else { return false }
         self.owner = .syncCaller
+        self.syncOwnerThread = thread
         return true
     }
 
@@ -236,6 +246,7 @@ extension QueueState {
     /// queue, and its leaving now goes through the lock.
     mutating func recordDoorEnteredSyncCaller() {
         self.owner = .syncCaller
+        self.syncOwnerThread = 0  // the door does not say whose thread it is
     }
 
     /// The worker, out of work, starts watching for more before sleeping.
@@ -260,8 +271,9 @@ extension QueueState {
     }
 
     /// The worker reached a `sync` caller's turn and hands it the queue.
-    mutating func handOffToSyncCaller() {
+    mutating func handOffToSyncCaller(thread: Int32) {
         self.owner = .syncCaller
+        self.syncOwnerThread = thread
         self.phase = .awaitingSyncReturn
     }
 
@@ -278,6 +290,24 @@ extension QueueState {
     /// The worker goes to sleep: give back what a burst made the FIFO grow to.
     mutating func shrinkFIFOIfOversized() {
         self.fifo.shrinkIfOversized(forRecentCount: 0)
+    }
+}
+
+// MARK: The stall watchdog
+
+extension QueueState {
+    /// A watchdog going to sleep asks to be woken when this queue gets work.
+    mutating func armWatchdog(_ watchdog: StallWatchdog.Core) {
+        self.armedWatchdog = watchdog
+    }
+
+    /// The queue got work (or a watchdog stopped watching it): takes the armed watchdog, if any,
+    /// for the caller to wake after unlocking.
+    @inline(__always)
+    mutating func takeArmedWatchdog() -> StallWatchdog.Core? {
+        guard _slowPath(self.armedWatchdog != nil) else { return nil }
+        defer { self.armedWatchdog = nil }
+        return self.armedWatchdog
     }
 }
 

@@ -1,0 +1,33 @@
+extension QueueCore {
+    /// One look for the stall watchdog, under the lock (which also closes the door, so a `sync`
+    /// body that came through it is recorded as the owner and counted when it leaves). An idle
+    /// queue is armed to wake `watchdog` when it gets work, if the watchdog may go to sleep.
+    func stallSample(armingIfIdle watchdog: StallWatchdog.Core?) -> (sample: StallSample, isIdle: Bool) {
+        self.lockState()
+        defer { self.unlockState() }
+        let running = self.state.owner != .none
+        let isIdle = !running && self.state.fifo.isEmpty
+        if isIdle, let watchdog { self.state.armWatchdog(watchdog) }
+        let syncOwnerThread = self.state.syncOwnerThread
+        let runningThread: Int32? =
+            switch self.state.owner {
+            case .none: nil
+            case .worker: self.workerSystemID.load(ordering: .relaxed)
+            case .syncCaller: syncOwnerThread == 0 ? nil : syncOwnerThread
+            }
+        let sample = StallSample(
+            label: self.label, isRunning: running, progress: self.progress.count &+ self.state.counters.syncBodiesLeft,
+            oldestWaitingSince: self.state.counters.oldestEnteredAt, waitingItems: self.state.fifo.count,
+            runningThread: runningThread, workerThread: self.workerSystemID.load(ordering: .relaxed))
+        return (sample, isIdle)
+    }
+
+    /// The watchdog stopped watching: forget it, if armed.
+    func disarmWatchdog() {
+        self.lockState()
+        let watchdog = self.state.takeArmedWatchdog()
+        self.openFastPathIfIdle()
+        self.unlockState()
+        _ = watchdog  // released outside the lock
+    }
+}

@@ -1,0 +1,123 @@
+extension StallWatchdog {
+    /// The watchdog's thread and what it guards: the watched queues (weakly), one detector per
+    /// queue, and whether it sleeps. Queues armed to wake it hold it strongly until they do.
+    final class Core: @unchecked Sendable {  // every mutable field is guarded by `mutex`
+        private struct Watched {
+            weak var queue: QueueCore?
+            let id: ObjectIdentifier
+            var detector: StallDetector
+        }
+
+        private let mutex = PthreadMutex()
+        private let wakeUp = PthreadCondition()
+        private let template: StallDetector
+        private let intervalNanoseconds: UInt64
+        private let report: @Sendable (Stall) -> Void
+        private var watched: [Watched] = []
+        /// Sleeping with no deadline until a queue gets work.
+        private var isAsleep = false
+        /// A queue got work since the current look began (so the look must not lead to sleep).
+        private var sawWork = false
+        private var isStopped = false
+        /// How many looks were made (for tests: an idle set must not keep this moving).
+        private(set) var looks = 0
+
+        init(detector: StallDetector, intervalNanoseconds: UInt64, report: @escaping @Sendable (Stall) -> Void) {
+            self.template = detector
+            self.intervalNanoseconds = intervalNanoseconds
+            self.report = report
+        }
+
+        func watch(_ queue: QueueCore) {
+            let id = ObjectIdentifier(queue)
+            self.mutex.withLock {
+                guard !self.watched.contains(where: { $0.id == id }) else { return }
+                self.watched.append(Watched(queue: queue, id: id, detector: self.template))
+                self.wakeIfAsleep()
+            }
+        }
+
+        func stopWatching(_ queue: QueueCore) {
+            let id = ObjectIdentifier(queue)
+            self.mutex.withLock { self.watched.removeAll { $0.id == id } }
+            queue.disarmWatchdog()
+        }
+
+        /// A watched queue that was idle got work.
+        func queueBecameBusy() {
+            self.mutex.withLock {
+                self.sawWork = true
+                self.wakeIfAsleep()
+            }
+        }
+
+        /// `true` for the call that stopped it.
+        func stop() -> Bool {
+            self.mutex.withLock {
+                guard !self.isStopped else { return false }
+                self.isStopped = true
+                self.wakeUp.signal()
+                return true
+            }
+        }
+
+        var lookCount: Int { self.mutex.withLock { self.looks } }
+
+        var isAsleepForTesting: Bool { self.mutex.withLock { self.isAsleep } }
+
+        private func wakeIfAsleep() {
+            if self.isAsleep {
+                self.isAsleep = false
+                self.wakeUp.signal()
+            }
+        }
+
+        /// The watchdog thread: look every interval while some queue has work, sleep otherwise.
+        func main() {
+            self.mutex.lock()
+            while !self.isStopped {
+                if self.isAsleep {
+                    self.wakeUp.wait(releasing: self.mutex)
+                    continue
+                }
+                let deadline = MonotonicInstant(nanoseconds: ClockReads.monotonicNanoseconds() &+ self.intervalNanoseconds)
+                while !self.isStopped && ClockReads.monotonicNanoseconds() < deadline.nanoseconds {
+                    self.wakeUp.wait(releasing: self.mutex, until: deadline)
+                }
+                if self.isStopped { break }
+                self.looks += 1
+                self.sawWork = false
+                let queues = self.watched.map { ($0.id, $0.queue) }
+                self.mutex.unlock()
+
+                var samples: [ObjectIdentifier: StallSample] = [:]
+                var allIdle = true
+                for (id, queue) in queues {
+                    guard let queue else { continue }
+                    let (sample, isIdle) = queue.stallSample(armingIfIdle: self)
+                    samples[id] = sample
+                    allIdle = allIdle && isIdle
+                }
+                let now = ClockReads.monotonicNanoseconds()
+
+                self.mutex.lock()
+                var stalls: [Stall] = []
+                self.watched.removeAll { $0.queue == nil }
+                for index in self.watched.indices {
+                    guard let sample = samples[self.watched[index].id] else { continue }
+                    stalls += self.watched[index].detector.observe(sample, now: now)
+                }
+                if allIdle && !self.sawWork { self.isAsleep = true }
+                if !stalls.isEmpty {
+                    self.mutex.unlock()
+                    for stall in stalls { self.report(stall) }
+                    self.mutex.lock()
+                }
+            }
+            let queues = self.watched.compactMap(\.queue)
+            self.watched = []
+            self.mutex.unlock()
+            for queue in queues { queue.disarmWatchdog() }  // they let go of this core
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import SerialCore
+import SerialTestSupport
+import Synchronization
+import Testing
+
+/// The watchdog on real queues. Thresholds are short; every wait has a timeout.
+@Suite("StallWatchdog")
+struct StallWatchdogTests {
+    final class Reports: Sendable {
+        private let stalls = Mutex<[StallWatchdog.Stall]>([])
+        let arrived = TestSemaphore()
+        func add(_ stall: StallWatchdog.Stall) {
+            self.stalls.withLock { $0.append(stall) }
+            self.arrived.signal()
+        }
+        var all: [StallWatchdog.Stall] { self.stalls.withLock { $0 } }
+    }
+
+    @Test func aBlockedQueueIsReportedExactlyOnceNamingItsLabelAndThread() {
+        let reports = Reports()
+        let watchdog = StallWatchdog(runningThreshold: .milliseconds(50), waitingThreshold: .seconds(60)) {
+            reports.add($0)
+        }
+        let blocked = SerialQueue(label: "blocked")
+        let healthy = SerialQueue(label: "healthy")
+        let idle = SerialQueue(label: "idle")
+        for queue in [blocked, healthy, idle] { watchdog.watch(queue) }
+        let release = TestSemaphore()
+        let workerID = Atomic<Int32>(0)
+        blocked.async {
+            workerID.store(CurrentThread.systemID, ordering: .relaxed)
+            _ = release.wait(timeout: .seconds(30))
+        }
+        #expect(reports.arrived.wait(timeout: .seconds(20)), "no stall was reported for a queue blocked past 50 ms")
+        // Keep the healthy queue busy with short work meanwhile, and let the blocked one stay
+        // blocked for several more looks: still one report.
+        for _ in 0..<20 { healthy.sync { healthy.async {} } }
+        _ = reports.arrived.wait(timeout: .milliseconds(300))
+        release.signal()
+        blocked.sync {}
+        watchdog.stop()
+        let all = reports.all
+        #expect(all.count == 1, "\(all)")
+        #expect(all.first?.kind == .running)
+        #expect(all.first?.queueLabel == "blocked")
+        #expect(all.first?.threadID == workerID.load(ordering: .relaxed))
+        #expect((all.first?.duration ?? .zero) >= .milliseconds(50))
+        #expect(all.first?.description.contains("SerialQueue \"blocked\"") == true)
+    }
+
+    @Test func aSuspendedQueueWithWaitingWorkIsReportedAsWaiting() {
+        let reports = Reports()
+        let watchdog = StallWatchdog(runningThreshold: .seconds(60), waitingThreshold: .milliseconds(50)) {
+            reports.add($0)
+        }
+        let queue = SerialQueue(label: "held-back")
+        watchdog.watch(queue)
+        queue.suspend()
+        queue.async {}
+        #expect(reports.arrived.wait(timeout: .seconds(20)), "no stall was reported for work waiting past 50 ms")
+        queue.resume()
+        queue.sync {}
+        watchdog.stop()
+        #expect(reports.all.map(\.kind) == [.waiting])
+        #expect(reports.all.first?.queueLabel == "held-back")
+        #expect(reports.all.first?.waitingItems == 1)
+    }
+
+    @Test func aSyncBodyThatStallsIsReportedWithTheCallersThread() {
+        let reports = Reports()
+        let watchdog = StallWatchdog(runningThreshold: .milliseconds(50), waitingThreshold: .seconds(60)) {
+            reports.add($0)
+        }
+        let queue = SerialQueue(label: "slow-sync")
+        watchdog.watch(queue)
+        // Armed while idle, the queue makes sync go through the lock: the caller is known.
+        #expect(eventually { watchdog._isAsleep }, "the watchdog never went to sleep over an idle queue")
+        queue.sync {
+            _ = reports.arrived.wait(timeout: .seconds(20))
+        }
+        watchdog.stop()
+        #expect(reports.all.map(\.kind) == [.running])
+        #expect(reports.all.first?.threadID == CurrentThread.systemID)
+    }
+
+    @Test func anIdleSetPutsTheWatchdogToSleepAndWorkWakesIt() {
+        let watchdog = StallWatchdog(runningThreshold: .milliseconds(20)) { _ in }
+        let queue = SerialQueue(label: "sleepy")
+        watchdog.watch(queue)
+        #expect(eventually { watchdog._isAsleep }, "the watchdog kept looking at an idle queue")
+        let looks = watchdog._lookCount
+        queue.async {}
+        #expect(eventually { watchdog._lookCount > looks }, "work on a watched queue did not wake the watchdog")
+        #expect(eventually { watchdog._isAsleep }, "the watchdog did not go back to sleep")
+        watchdog.stop()
+    }
+
+    @Test func releasedQueuesAndAStoppedWatchdogLeaveNoThread() {
+        let before = currentThreadCount()
+        do {
+            let watchdog = StallWatchdog(runningThreshold: .milliseconds(20)) { _ in }
+            let queue = SerialQueue(label: "gone")
+            watchdog.watch(queue)
+            queue.async {}
+            queue.sync {}
+        }
+        #expect(eventually { currentThreadCount() <= before }, "a thread outlived its watchdog or queue")
+    }
+}
