@@ -83,11 +83,15 @@ struct RingBuffer<Element> {
     /// what `recentCount` needs (never less than `floor`), drops to twice that. The gap between
     /// 4× and 2× is the hysteresis: a steady load of any size never reallocates.
     ///
+    /// - Returns: How many slots it gave back (0 when it kept its storage).
     /// - Complexity: O(1) unless it shrinks; then one allocation of the new size.
-    mutating func shrinkIfOversized(forRecentCount recentCount: Int, floor: Int = 256) {
+    @discardableResult
+    mutating func shrinkIfOversized(forRecentCount recentCount: Int, floor: Int = 256) -> Int {
         let need = Swift.max(recentCount, floor)
-        guard self.count == 0, self.storage.count > 4 * need else { return }
+        guard self.count == 0, self.storage.count > 4 * need else { return 0 }
+        let before = self.storage.count
         self = RingBuffer(initialCapacity: 2 * need)
+        return before - self.storage.count
     }
 
     /// The number of elements the storage holds without growing.

@@ -302,8 +302,8 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
                 continue
             }
             // Going to sleep: give back what a burst made either ring grow to.
-            batch.shrinkIfOversized(forRecentCount: 0)
-            self.state.shrinkFIFOIfOversized()
+            let freed = batch.shrinkIfOversized(forRecentCount: 0) + self.state.shrinkFIFOIfOversized()
+            if freed >= Self.slotsWorthTrimming { self.returnFreedMemory() }
             self.blockingWaitForWork()
         }
         self.state.workerExited()
@@ -347,6 +347,20 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         }
         self.lockState()
         self.state.stopSpinning()
+    }
+
+    /// Rings this much bigger than needed were given back: worth asking malloc to return the
+    /// memory (about 1.5 MiB of slots), since large blocks freed by another thread's arena or
+    /// below the heap's top are otherwise kept by the process.
+    static let slotsWorthTrimming = 65_536
+
+    /// Asks malloc to give free memory back to the system, with the lock released (it walks
+    /// every arena). Only after a burst, on the way to sleep.
+    @inline(never)
+    private func returnFreedMemory() {
+        self.unlockState()
+        MallocTrim.returnFreeMemory()
+        self.lockState()
     }
 
     /// The worker's only sleep, under one stable name that profiles can subtract.

@@ -288,7 +288,7 @@ extension QueueState {
     }
 
     /// The worker goes to sleep: give back what a burst made the FIFO grow to.
-    mutating func shrinkFIFOIfOversized() {
+    mutating func shrinkFIFOIfOversized() -> Int {
         self.fifo.shrinkIfOversized(forRecentCount: 0)
     }
 }
