@@ -201,6 +201,8 @@ ltl everyCallReturns { <> (producersDone == NPROD && controllerDone) }
 #define mayStartSpinning (owner == O_NONE && fifo.n == 0 && !isSuspended && isAccepting)
 #ifdef MUTANT_EXIT_WHILE_OWNED
 #define workerShouldExit (!isAccepting && fifo.n == 0)
+#elif defined(VARIANT_EXIT_IGNORES_FIFO)
+#define workerShouldExit (!isAccepting && owner == O_NONE)
 #else
 #define workerShouldExit (!isAccepting && fifo.n == 0 && owner == O_NONE)
 #endif
@@ -390,7 +392,9 @@ inline perform(a) {
     atomic {
         if
         :: a == A_WAKE -> workAvailableWaits = false; reached(6)      /* workAvailable.signal() */
+#ifndef VARIANT_NO_NUDGE
         :: a == A_NUDGE -> nudged = true; reached(5)                  /* a releasing store */
+#endif
         :: else -> skip
         fi;
         a = A_NONE
