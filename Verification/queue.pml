@@ -544,7 +544,7 @@ inline syncCall(id, p, via, left, a) {
     /* enterSync: one acquiring compare-and-swap open -> held */
     atomic {                                                              /* [Y1] */
         if
-        :: door == OPEN -> door = HELD; accept(id); via = true; reached(1)
+        :: door == OPEN -> door = HELD; accept(id); via = true; reached(1); reachedIf(phase == SPINNING, 15)
         :: else -> via = false
         fi
     };
@@ -555,7 +555,7 @@ inline syncCall(id, p, via, left, a) {
         if
         :: atomic { !isAccepting -> st[id] = S_REJECTED; reached(12); UNLOCK_STATE }  /* (sync traps) */
         :: atomic { isAccepting && owner == O_NONE && fifo.n == 0 && !isSuspended ->   /* [Y3] tryEnterSync */
-                owner = O_SYNC; accept(id); UNLOCK_STATE }
+                owner = O_SYNC; accept(id); reached(16); UNLOCK_STATE }
         :: else ->
             atomic {                                                      /* [Y4] */
                 turnGranted[p] = false; submit(id, a);

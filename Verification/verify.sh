@@ -122,7 +122,7 @@ check() {
         fi
     fi
     if [[ "$verdict" == PASS ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-    printf '%-4s %-58s %s (%ds)\n' "$verdict" "$label" "$detail" $((SECONDS - t0))
+    printf '%-4s %-66s %s (%ds)\n' "$verdict" "$label" "$detail" $((SECONDS - t0))
 }
 
 echo "== spin $(spin -V | head -1 | awk '{print $3}'): the model of the real protocol (2 producers, worker, controller)"
@@ -154,17 +154,20 @@ probe 11 DRAIN "shutdown while a door-entered body runs"
 probe 12 DRAIN "a sync call after shutdown is rejected"
 probe 13 DRAIN "the worker takes a batch of 2 or more"
 probe 14 DRAIN "the worker exits"
+probe 15 DRAIN "a sync enters through the door while the worker spins"
+probe 16 DRAIN "a sync takes the idle queue under the lock"
 
 echo "== mutants: each must be rejected, with a counterexample, on the property it targets"
 mutant() {  # name, kind, expected report, configuration, property flag, description
-    check "$2" "$3" "mutant $1: $6" -DMUTANT_"$1" -DEND_"$4" ${5:+-D$5}
+    check "$2" "$3" "mutant $1 (${2#ltl:}): $6" -DMUTANT_"$1" -DEND_"$4" ${5:+-D$5}
 }
 deadlock='invalid end state'
-lost='acceptance cycle'
+cycle='acceptance cycle'
 mutant LEAVE_NO_WAKE deadlock "$deadlock" DRAIN "" "sync return does not wake the worker"
 mutant LEAVE_BLINDLY deadlock "$deadlock" DRAIN "" "door leave skips its re-check"
-mutant SPIN_THEN_SLEEP ltl:everyAcceptedItemRuns "$lost" NONE "" "sleeps after spinning, FIFO unseen"
-mutant WAKE_BEFORE_APPEND ltl:everyAcceptedItemRuns "$lost" NONE "" "wake decided before publishing"
+mutant LEAVE_NO_WAKE ltl:everyCallReturns "$cycle" DRAIN "" "sync return does not wake the worker"
+mutant SPIN_THEN_SLEEP ltl:everyAcceptedItemRuns "$cycle" NONE "" "sleeps after spinning, FIFO unseen"
+mutant WAKE_BEFORE_APPEND ltl:everyAcceptedItemRuns "$cycle" NONE "" "wake decided before publishing"
 mutant CLOSE_IGNORES_HELD asserts 'running==0' DRAIN CHECK_EXCLUSION "lock holder ignores a held door"
 mutant TURN_WAIT_IF asserts 'running==0' DRAIN CHECK_EXCLUSION "turn wait is not a loop"
 mutant UNRUN_TO_BACK asserts 'seq\[id\]>lastSeq' DRAIN CHECK_ORDER "interrupted batch goes to the back"
