@@ -446,6 +446,7 @@ active proctype Worker() {
                 atomic { LOCK_STATE };                                    /* [W4] */
                 atomic {                                                  /* [W5] */
                     reachedIf(batch.n >= 2, 8);
+                    reachedIf(lifecycle == SHUT_CANCEL, 17);
                     interrupted = false;
                     returnUnrunToFifo();
                     if

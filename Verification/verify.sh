@@ -156,6 +156,7 @@ probe 13 DRAIN "the worker takes a batch of 2 or more"
 probe 14 DRAIN "the worker exits"
 probe 15 DRAIN "a sync enters through the door while the worker spins"
 probe 16 DRAIN "a sync takes the idle queue under the lock"
+probe 17 CANCEL "shutdown(.cancelPending) interrupts a batch"
 
 echo "== mutants: each must be rejected, with a counterexample, on the property it targets"
 mutant() {  # name, kind, expected report, configuration, property flag, description
