@@ -176,6 +176,7 @@ mutant IDLE_IGNORES_FIFO asserts 'seq\[id\]>lastSeq' DRAIN CHECK_ORDER "door ope
 mutant BATCH_COPY asserts 'st\[id\]==1' DRAIN CHECK_ONCE "batch taken without emptying FIFO"
 mutant EXIT_WHILE_OWNED asserts 'settled' DRAIN CHECK_NOTHING_LOST "worker exits while a sync body runs"
 mutant CANCEL_DROPS_SYNC asserts 'droppable' CANCEL CHECK_NOTHING_LOST "cancelPending drops sync turns"
+mutant DROP_UNCOUNTED asserts 'reported' CANCEL CHECK_NOTHING_LOST "a dropped item is not counted"
 mutant KEEP_WAKE_PENDING asserts 'wakePending' DRAIN CHECK_CODE_INVARIANTS "worker never clears wakePending"
 
 echo "== $passed passed, $failed failed ($((SECONDS - started))s)"
