@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Model-checks SerialQueue's hand-off protocol (Verification/queue.pml) with spin.
+#
+#  1. The model of the real protocol, for each way a queue's life ends (shutdown(.drain),
+#     shutdown(.cancelPending), release, never): every assertion and no invalid end state
+#     (exhaustive safety search), then each LTL property under weak fairness. All must pass.
+#  2. Reachability probes: each scenario the properties depend on must actually happen in the
+#     model (a property that holds because its scenario is unreachable proves nothing).
+#  3. Mutants: each deliberate bug must be rejected with a counterexample, on the property it
+#     targets alone. A mutant that passes fails this script.
+#
+# Installs nothing: needs spin (Debian package `spin`) and gcc on PATH.
+# Environment: CHECK_TIMEOUT (seconds per check, default 150), PAN_MEMORY (MB per check, default
+# 3072), KEEP_WORK=1 keeps the work folder (pan sources, outputs, counterexample trails).
+# Safety runs allow any number of spurious wake-ups, liveness runs one (-DSPURIOUS=n to change).
+# Prints one line per check and a summary; exits non-zero if any check failed.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+model="$here/queue.pml"
+CHECK_TIMEOUT="${CHECK_TIMEOUT:-150}"
+PAN_MEMORY="${PAN_MEMORY:-3072}"
+
+for tool in spin gcc timeout; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "verify.sh: '$tool' not found (spin: apt-get install -y spin)" >&2
+        exit 2
+    fi
+done
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/serial-verify.XXXXXX")"
+if [[ "${KEEP_WORK:-0}" == 1 ]]; then
+    echo "work folder: $work"
+else
+    trap 'rm -rf "$work"' EXIT
+fi
+
+passed=0
+failed=0
+count=0
+started=$SECONDS
+
+# check KIND EXPECT LABEL DEFINES...
+#   KIND    safety   assertions and invalid end states (pan -DSAFETY)
+#           asserts  assertions only (invalid end states ignored: pan -E)
+#           deadlock invalid end states only (assertions ignored: pan -A)
+#           ltl:NAME the LTL property NAME, acceptance cycles under weak fairness (pan -a -f)
+#   EXPECT  pass, or an extended regex the failure report must match (then a trail must exist)
+check() {
+    local kind="$1" expect="$2" label="$3"
+    shift 3
+    count=$((count + 1))
+    local dir="$work/$count"
+    mkdir -p "$dir"
+    cp "$model" "$dir/queue.pml"
+    local t0=$SECONDS
+    local cc_flags=(-DMEMLIM="$PAN_MEMORY" -DVECTORSZ=256 -w ${EXTRA_CC:-}) pan_flags=(-m300000)
+    local spin_flags=("$@")
+    # Exhaustive searches of the real model are long: optimise pan. Mutants and probes stop at
+    # the first counterexample, where compiling faster wins.
+    if [[ "$expect" == pass ]]; then cc_flags+=(-O2); else cc_flags+=(-O0); fi
+    case "$kind" in
+        # Safety holds for any number of spurious wake-ups; liveness assumes finitely many
+        # (infinitely many can starve a thread of the mutex: README, "Spurious wake-ups").
+        safety) cc_flags+=(-DSAFETY -DNOCLAIM); spin_flags+=(-DSPURIOUS_UNBOUNDED) ;;
+        asserts) cc_flags+=(-DSAFETY -DNOCLAIM); pan_flags+=(-E); spin_flags+=(-DSPURIOUS_UNBOUNDED) ;;
+        deadlock) cc_flags+=(-DSAFETY -DNOCLAIM); pan_flags+=(-A); spin_flags+=(-DSPURIOUS_UNBOUNDED) ;;
+        ltl:*)
+            pan_flags+=(-a -f -N "${kind#ltl:}")
+            # A mutant aimed at liveness must fail on liveness, not on an assertion or an end state.
+            if [[ "$expect" != pass ]]; then pan_flags+=(-A -E); fi
+            ;;
+        *) echo "verify.sh: unknown check kind $kind" >&2; exit 2 ;;
+    esac
+    local verdict detail
+    if ! (cd "$dir" && spin -a "${spin_flags[@]}" queue.pml >spin.out 2>&1); then
+        verdict=FAIL
+        detail="spin -a failed: $(tail -1 "$dir/spin.out")"
+    elif ! (cd "$dir" && gcc "${cc_flags[@]}" -o pan pan.c >gcc.out 2>&1); then
+        verdict=FAIL
+        detail="gcc failed: $(head -1 "$dir/gcc.out")"
+    else
+        local status=0
+        (cd "$dir" && timeout "$CHECK_TIMEOUT" ./pan "${pan_flags[@]}" >pan.out 2>&1) || status=$?
+        local out="$dir/pan.out"
+        local states
+        states="$(grep -Eo '^ *[0-9.e+]+ states, stored' "$out" | grep -Eo '[0-9.e+]+' | head -1 || true)"
+        if [[ $status -eq 124 ]]; then
+            verdict=FAIL
+            detail="timed out after ${CHECK_TIMEOUT}s"
+        elif grep -qE 'out of memory|max search depth too small|VECTORSZ too small' "$out"; then
+            verdict=FAIL
+            detail="search incomplete: $(grep -E 'out of memory|max search depth too small|VECTORSZ too small' "$out" | head -1)"
+        elif [[ "$expect" == pass ]]; then
+            if grep -q 'errors: 0' "$out" && ! grep -q '^pan:1:' "$out"; then
+                verdict=PASS
+                detail="verified, ${states:-?} states"
+            else
+                verdict=FAIL
+                detail="$(grep -m1 '^pan:1:' "$out" || echo 'no verdict from pan')"
+                [[ -f "$dir/queue.pml.trail" ]] && detail+=" (trail: $dir/queue.pml.trail; keep it with KEEP_WORK=1)"
+            fi
+        else
+            local report
+            report="$(grep -m1 '^pan:1:' "$out" || true)"
+            if [[ -n "$report" ]] && grep -qE "$expect" <<<"$report" && [[ -f "$dir/queue.pml.trail" ]]; then
+                verdict=PASS
+                local steps
+                steps="$(grep -Eo 'at depth [0-9]+' <<<"$report" | grep -Eo '[0-9]+' || echo '?')"
+                if [[ "$label" == reach* ]]; then
+                    detail="reached (witness of ${steps} steps)"
+                else
+                    detail="rejected: ${report#pan:1: } -> counterexample of ${steps} steps"
+                fi
+            elif [[ -n "$report" ]]; then
+                verdict=FAIL
+                detail="rejected for another reason than expected (/$expect/): $report"
+            else
+                verdict=FAIL
+                detail="NOT rejected: spin verified it (${states:-?} states)"
+            fi
+        fi
+    fi
+    if [[ "$verdict" == PASS ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    printf '%-4s %-66s %s (%ds)\n' "$verdict" "$label" "$detail" $((SECONDS - t0))
+}
+
+echo "== spin $(spin -V | head -1 | awk '{print $3}'): the model of the real protocol (2 producers, worker, controller)"
+for end in DRAIN CANCEL RELEASE NONE; do
+    check safety pass "real/$end: assertions, no invalid end state" -DEND_$end -DCHECK_ALL
+    check ltl:everyAcceptedItemRuns pass "real/$end: LTL everyAcceptedItemRuns (weak fairness)" -DEND_$end -DCHECK_ALL
+    check ltl:everyCallReturns pass "real/$end: LTL everyCallReturns (weak fairness)" -DEND_$end -DCHECK_ALL
+done
+
+echo "== the real protocol with a third producer (P2: sync 5), safety only, COLLAPSE compression"
+EXTRA_CC=-DCOLLAPSE check safety pass "real/RELEASE, 3 producers: assertions, no invalid end state" \
+    -DEND_RELEASE -DTHREE_PRODUCERS -DCHECK_ALL
+
+echo "== reachability: each scenario happens in the model"
+probe() {  # number, configuration, description
+    check asserts "assertion violated \\($1!=$1\\)" "reach $1: $3" -DEND_$2 -DPROBE="$1"
+}
+probe 1 DRAIN "a sync enters an idle queue through the door"
+probe 2 DRAIN "a lock holder records a door-entered body as owner"
+probe 3 DRAIN "a door-entered body leaves through the lock"
+probe 4 DRAIN "the worker hands a waiting sync caller its turn"
+probe 5 DRAIN "work arriving nudges a spinning worker"
+probe 6 DRAIN "the worker's condition is signalled"
+probe 7 DRAIN "a spurious wake-up"
+probe 8 DRAIN "suspend interrupts a batch with 2 items left"
+probe 9 CANCEL "shutdown(.cancelPending) drops async work"
+probe 10 DRAIN "shutdown while a sync caller waits for its turn"
+probe 11 DRAIN "shutdown while a door-entered body runs"
+probe 12 DRAIN "a sync call after shutdown is rejected"
+probe 13 DRAIN "the worker takes a batch of 2 or more"
+probe 14 DRAIN "the worker exits"
+probe 15 DRAIN "a sync enters through the door while the worker spins"
+probe 16 DRAIN "a sync takes the idle queue under the lock"
+probe 17 CANCEL "shutdown(.cancelPending) interrupts a batch"
+
+echo "== mutants: each must be rejected, with a counterexample, on the property it targets"
+mutant() {  # name, kind, expected report, configuration, property flag, description
+    check "$2" "$3" "mutant $1 (${2#ltl:}): $6" -DMUTANT_"$1" -DEND_"$4" ${5:+-D$5}
+}
+deadlock='invalid end state'
+cycle='acceptance cycle'
+mutant LEAVE_NO_WAKE deadlock "$deadlock" DRAIN "" "sync return does not wake the worker"
+mutant LEAVE_BLINDLY deadlock "$deadlock" DRAIN "" "door leave skips its re-check"
+mutant LEAVE_NO_WAKE ltl:everyCallReturns "$cycle" DRAIN "" "sync return does not wake the worker"
+mutant SPIN_THEN_SLEEP ltl:everyAcceptedItemRuns "$cycle" NONE "" "sleeps after spinning, FIFO unseen"
+mutant WAKE_BEFORE_APPEND ltl:everyAcceptedItemRuns "$cycle" NONE "" "wake decided before publishing"
+mutant CLOSE_IGNORES_HELD asserts 'running==0' DRAIN CHECK_EXCLUSION "lock holder ignores a held door"
+mutant TURN_WAIT_IF asserts 'running==0' DRAIN CHECK_EXCLUSION "turn wait is not a loop"
+mutant UNRUN_TO_BACK asserts 'seq\[id\]>lastSeq' DRAIN CHECK_ORDER "interrupted batch goes to the back"
+mutant IDLE_IGNORES_FIFO asserts 'seq\[id\]>lastSeq' DRAIN CHECK_ORDER "door opens with work queued"
+mutant BATCH_COPY asserts 'st\[id\]==1' DRAIN CHECK_ONCE "batch taken without emptying FIFO"
+mutant EXIT_WHILE_OWNED asserts 'settled' DRAIN CHECK_NOTHING_LOST "worker exits while a sync body runs"
+mutant CANCEL_DROPS_SYNC asserts 'droppable' CANCEL CHECK_NOTHING_LOST "cancelPending drops sync turns"
+mutant DROP_UNCOUNTED asserts 'reported' CANCEL CHECK_NOTHING_LOST "a dropped item is not counted"
+mutant KEEP_WAKE_PENDING asserts 'wakePending' DRAIN CHECK_CODE_INVARIANTS "worker never clears wakePending"
+
+echo "== $passed passed, $failed failed ($((SECONDS - started))s)"
+[[ $failed -eq 0 ]]
