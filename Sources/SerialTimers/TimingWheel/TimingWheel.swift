@@ -31,7 +31,7 @@
 /// - Invariant: every stored entry has `deadline > currentTick` and sits at level
 ///   `WheelLevel.level(for: deadline, now: currentTick)`, in the slot of its deadline's digit
 ///   at that level; a level's bitmap bit is set exactly when that slot's list is non-empty.
-///   `checkInvariants()` walks all of it in builds with `SERIAL_INTERNAL_CHECKS`.
+///   `_checkInvariants()` walks all of it in builds with `SERIAL_INTERNAL_CHECKS` (opt-in).
 public struct TimingWheel<Element> {
     /// Identifies one inserted element, for `cancel(_:)`.
     ///
@@ -171,7 +171,7 @@ public struct TimingWheel<Element> {
         }
         for level in self.occupied.indices { self.occupied[level] = 0 }
         self.storedCount = 0
-        self.checkInvariants()
+        self._checkInvariants()
         return removed
     }
 
