@@ -46,6 +46,9 @@ let package = Package(
         .testTarget(name: "SerialPollingTests", dependencies: ["SerialPolling", "SerialTesting", "SerialTestSupport"]),
         .testTarget(name: "SerialRequestsTests", dependencies: ["SerialRequests", "SerialTesting", "SerialTestSupport"]),
         .testTarget(name: "SerialTestingTests", dependencies: ["SerialCore", "SerialTesting", "SerialTestSupport"]),
+        // Every code block of README.md and of the doc comments, compiled (and the quick ones run);
+        // scripts/check-readme-examples.sh keeps the blocks identical to these files.
+        .testTarget(name: "SerialExamples", dependencies: ["SerialRuntime", "SerialTesting"], path: "Examples"),
         // Seeded, bounded, repeated concurrency scenarios; run under ThreadSanitizer in CI.
         .testTarget(name: "StressTests", dependencies: ["SerialRuntime", "SerialTesting", "SerialTestSupport"]),
     ],

@@ -8,7 +8,7 @@ import Synchronization
 /// ```swift
 /// let queue = RequestQueue(transport: api, credential: token, policy: policy, scheduler: SerialQueue(label: "api"))
 /// let handle = queue.submit(.profile, priority: .high, kind: "profile") { result in
-///     print(try? result.get())
+///     if case .success(let response) = result { print(response) }
 /// }
 /// handle.cancel()
 /// ```

@@ -8,9 +8,9 @@
 /// var wheel = TimingWheel<String>()
 /// let handle = wheel.insert("retry", at: 130)
 /// wheel.insert("ping", at: 5)
-/// wheel.nextExpiry                 // tick 5: the next tick at which advancing has work
-/// wheel.advance(to: 100)           // ["ping"]
-/// wheel.cancel(handle)             // "retry"; cancelling again returns nil
+/// let next = wheel.nextExpiry             // tick 5: the next tick at which advancing has work
+/// let expired = wheel.advance(to: 100)     // ["ping"]
+/// let cancelled = wheel.cancel(handle)     // "retry"; cancelling again returns nil
 /// ```
 ///
 /// **Structure.** Eleven levels of 64 slots (see `WheelLevel`): level 0 slots are one tick,
