@@ -49,6 +49,7 @@ public enum SerialQueueError: Error, Hashable, CustomStringConvertible {
     /// The queue had been shut down before the work was submitted; the work was not run.
     case shutDown(label: String)
 
+    /// A sentence naming the queue and saying the work was rejected.
     public var description: String {
         switch self {
         case .shutDown(let label):

@@ -263,6 +263,7 @@ extension TimingWheel: Sendable where Element: Sendable {}
 extension TimingWheel.Node: Sendable where Element: Sendable {}
 
 extension TimingWheel: CustomStringConvertible {
+    /// The current tick, the count and the non-empty levels' bitmaps, for assertion messages.
     public var description: String {
         "TimingWheel(at: \(self.elapsed), count: \(self.storedCount), occupied: \(self.occupiedDescription))"
     }
