@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Checks that every ```swift block of README.md and of the doc comments under Sources/ is
-identical to a region of a file under Examples/ (the SerialExamples test target, which CI
-compiles), so that no example can drift from code that compiles.
+"""Checks that every ```swift block of README.md, of the doc comments under Sources/ and of the
+DocC articles (Sources/*/*.docc) is identical to a region of a file under Examples/ (the
+SerialExamples test target, which CI compiles), so that no example can drift from code that
+compiles.
 
 A region is the text between `// example: NAME` and `// end example` in an Examples/ file.
 Blocks and regions are compared after removing their common indentation and trailing blanks;
@@ -40,7 +41,7 @@ def readme_blocks(path):
             if line.strip() == "```swift":
                 block, start = [], number
         elif line.strip() == "```":
-            yield f"{path.relative_to(ROOT)}:{start} (README block under \"{heading}\")", block
+            yield f"{path.relative_to(ROOT)}:{start} (block under \"{heading}\")", block
             block = None
         else:
             block.append(line)
@@ -90,6 +91,8 @@ def main():
     blocks = list(readme_blocks(ROOT / "README.md"))
     for path in sorted((ROOT / "Sources").rglob("*.swift")):
         blocks.extend(doc_blocks(path))
+    for path in sorted((ROOT / "Sources").rglob("*.docc/*.md")):
+        blocks.extend(readme_blocks(path))
     failures = []
     for where, block in blocks:
         if block is None:
@@ -110,7 +113,7 @@ def main():
         print("\n".join(failures), file=sys.stderr)
         print(f"{len(failures)} of {len(blocks)} example blocks do not match Examples/", file=sys.stderr)
         return 1
-    print(f"{len(blocks)} example blocks (README.md and doc comments) match their compiled copies in Examples/")
+    print(f"{len(blocks)} example blocks (README.md, doc comments, DocC articles) match their compiled copies in Examples/")
     return 0
 
 
