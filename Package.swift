@@ -6,9 +6,11 @@ import PackageDescription
 
 /// Whole-structure invariant walks (`_checkInvariants()` and the states' walks) are opt-in, as in
 /// swift-collections: a package that depends on this one must not pay for them in its own debug
-/// builds. The project's CI asks for them: `SERIAL_INTERNAL_CHECKS=1 swift build`.
+/// builds. The project's CI asks for them: `SERIAL_INTERNAL_CHECKS=1 swift build`. Debug builds
+/// only even then, so release builds (the benchmarks) keep their complexity and allocations.
 let internalChecksRequested = ["1", "true", "yes"].contains(Context.environment["SERIAL_INTERNAL_CHECKS"] ?? "")
-let internalChecks: [SwiftSetting] = internalChecksRequested ? [.define("SERIAL_INTERNAL_CHECKS")] : []
+let internalChecks: [SwiftSetting] =
+    internalChecksRequested ? [.define("SERIAL_INTERNAL_CHECKS", .when(configuration: .debug))] : []
 
 /// The DocC plugin is resolved only when documentation is built (`SERIAL_DOCS=1`, see
 /// scripts/docs.sh): dependents and ordinary builds never fetch it, and no product depends on it.
