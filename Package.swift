@@ -4,10 +4,19 @@ import PackageDescription
 // Library targets depend on nothing outside the toolchain: Glibc, Synchronization and
 // _Concurrency only. Benchmark peers live in Benchmarks/, a package of its own.
 
-/// Whole-structure invariant walks (`checkInvariants()`) run in debug builds only.
-let internalChecks: [SwiftSetting] = [
-    .define("SERIAL_INTERNAL_CHECKS", .when(configuration: .debug)),
-]
+/// Whole-structure invariant walks (`_checkInvariants()` and the states' walks) are opt-in, as in
+/// swift-collections: a package that depends on this one must not pay for them in its own debug
+/// builds. The project's CI asks for them: `SERIAL_INTERNAL_CHECKS=1 swift build`. Debug builds
+/// only even then, so release builds (the benchmarks) keep their complexity and allocations.
+let internalChecksRequested = ["1", "true", "yes"].contains(Context.environment["SERIAL_INTERNAL_CHECKS"] ?? "")
+let internalChecks: [SwiftSetting] =
+    internalChecksRequested ? [.define("SERIAL_INTERNAL_CHECKS", .when(configuration: .debug))] : []
+
+/// The DocC plugin is resolved only when documentation is built (`SERIAL_DOCS=1`, see
+/// scripts/docs.sh): dependents and ordinary builds never fetch it, and no product depends on it.
+let documentationDependencies: [Package.Dependency] =
+    Context.environment["SERIAL_DOCS"] == "1"
+    ? [.package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0")] : []
 
 let package = Package(
     name: "swift-serial-runtime",
@@ -16,6 +25,7 @@ let package = Package(
         .library(name: "SerialTesting", targets: ["SerialTesting"]),
         .executable(name: "demo", targets: ["demo"]),
     ],
+    dependencies: documentationDependencies,
     targets: [
         // Layers, lowest first. Each imports only what is below it.
         .target(name: "SerialCore", swiftSettings: internalChecks),
@@ -37,6 +47,10 @@ let package = Package(
         .testTarget(name: "SerialCountdownTests", dependencies: ["SerialCountdown", "SerialTesting", "SerialTestSupport"]),
         .testTarget(name: "SerialPollingTests", dependencies: ["SerialPolling", "SerialTesting", "SerialTestSupport"]),
         .testTarget(name: "SerialRequestsTests", dependencies: ["SerialRequests", "SerialTesting", "SerialTestSupport"]),
+        .testTarget(name: "SerialTestingTests", dependencies: ["SerialCore", "SerialTesting", "SerialTestSupport"]),
+        // Every code block of README.md and of the doc comments, compiled (and the quick ones run);
+        // scripts/check-readme-examples.sh keeps the blocks identical to these files.
+        .testTarget(name: "SerialExamples", dependencies: ["SerialRuntime", "SerialTesting"], path: "Examples"),
         // Seeded, bounded, repeated concurrency scenarios; run under ThreadSanitizer in CI.
         .testTarget(name: "StressTests", dependencies: ["SerialRuntime", "SerialTesting", "SerialTestSupport"]),
     ],

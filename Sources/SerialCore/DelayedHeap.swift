@@ -83,7 +83,7 @@ package struct DelayedHeap {
         }
     }
 
-    /// Checks the heap order over the whole array (debug test builds only, and only for small
+    /// Checks the heap order over the whole array (only with the opt-in `SERIAL_INTERNAL_CHECKS`, and only for small
     /// heaps, so that tests with many thousands of entries stay linear).
     package func checkInvariants() {
         #if SERIAL_INTERNAL_CHECKS

@@ -41,22 +41,27 @@ public struct MonotonicInstant: Comparable, Hashable, Sendable, CustomStringConv
         return .nanoseconds(-Int64(clamping: self.nanoseconds - other.nanoseconds))
     }
 
+    /// Whether `lhs` comes before `rhs` on the monotonic clock.
     public static func < (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Bool {
         lhs.nanoseconds < rhs.nanoseconds
     }
 
+    /// The instant `rhs` after `lhs`, saturating at the ends of the clock (as `advanced(by:)`).
     public static func + (lhs: MonotonicInstant, rhs: Duration) -> MonotonicInstant {
         lhs.advanced(by: rhs)
     }
 
+    /// The instant `rhs` before `lhs`, saturating at the ends of the clock.
     public static func - (lhs: MonotonicInstant, rhs: Duration) -> MonotonicInstant {
         lhs.advanced(by: .zero - rhs)
     }
 
+    /// The time from `rhs` to `lhs` (negative when `lhs` is earlier).
     public static func - (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Duration {
         rhs.duration(to: lhs)
     }
 
+    /// The instant in seconds since the clock's origin, for logs and test messages.
     public var description: String {
         let seconds = self.nanoseconds / 1_000_000_000
         let fraction = self.nanoseconds % 1_000_000_000

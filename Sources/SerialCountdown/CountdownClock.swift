@@ -41,7 +41,7 @@ public struct ContinuousCountdownClock: CountdownClock {
 /// let scheduler = VirtualScheduler()
 /// let clock = VirtualBootClock(following: scheduler)
 /// let manager = CountdownManager(interval: .seconds(1), queue: scheduler, clock: clock)
-/// manager.register(receiver, for: .seconds(10)) { receiver, tick, stop in ... }
+/// manager.register(receiver, for: .seconds(10)) { receiver, tick, stop in print(tick.remaining) }
 /// scheduler.advance(by: .seconds(2))          // ticks: 9 s, 8 s
 /// clock.simulateSuspend(for: .seconds(5))     // the machine sleeps 5 s
 /// scheduler.advance(by: .seconds(1))          // one tick: 2 s left, 5 ticks missed

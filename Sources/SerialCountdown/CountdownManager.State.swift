@@ -222,7 +222,7 @@ extension CountdownManager {
 
         // MARK: Invariants
 
-        /// Walks the whole table; compiled only with `SERIAL_INTERNAL_CHECKS` (debug builds).
+        /// Walks the whole table; compiled only with `SERIAL_INTERNAL_CHECKS` (opt-in; CI sets it).
         /// Tables past 1,024 slots get the O(1) checks only, so debug stress runs stay linear.
         func checkInvariants() {
             #if SERIAL_INTERNAL_CHECKS

@@ -6,7 +6,7 @@ import SerialCore
 /// let queue = SerialQueue(label: "ui")
 /// let countdowns = CountdownManager(interval: .seconds(1), queue: queue)
 /// countdowns.register(resendButton, for: .seconds(60)) { button, tick, stop in
-///     button.title = tick.isFinal ? "Resend" : "Resend in \(tick.remaining)"
+///     if tick.isFinal { button.enable() } else { button.show(tick.remaining) }
 /// }
 /// ```
 ///

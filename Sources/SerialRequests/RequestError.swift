@@ -27,6 +27,7 @@ public enum RequestError: Error, CustomStringConvertible {
     /// The queue was shut down before the request ended (or before it was submitted).
     case shutDown
 
+    /// The case and, where there is one, the underlying error, for logs and messages.
     public var description: String {
         switch self {
         case .failed(let error):

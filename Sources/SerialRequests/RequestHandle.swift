@@ -9,8 +9,10 @@ public struct RequestID: Hashable, Comparable, Sendable, CustomStringConvertible
         self.rawValue = rawValue
     }
 
+    /// Submission order: a lower id was submitted earlier.
     public static func < (lhs: RequestID, rhs: RequestID) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// `#` and the number, for logs.
     public var description: String { "#\(self.rawValue)" }
 }
 
@@ -61,6 +63,7 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
         self.stateValue.store(state.rawValue, ordering: .releasing)
     }
 
+    /// The id, priority, kind and current state, for logs.
     public var description: String {
         "RequestHandle(\(self.id), \(self.priority)\(self.kind.map { ", kind \($0)" } ?? ""), \(self.state))"
     }

@@ -10,9 +10,11 @@ public struct RequestKind: Hashable, Sendable, ExpressibleByStringLiteral, Custo
         self.name = name
     }
 
+    /// A kind named by a string literal: `kind: "profile"`.
     public init(stringLiteral value: String) {
         self.name = value
     }
 
+    /// The kind's name.
     public var description: String { self.name }
 }

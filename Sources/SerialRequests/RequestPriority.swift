@@ -23,6 +23,7 @@ public enum RequestPriority: Int, Comparable, Sendable, CaseIterable, CustomStri
     /// Runs alone and holds every other request back while it is queued or running.
     case unique = 3
 
+    /// Priority order: low < default < high < unique.
     public static func < (lhs: RequestPriority, rhs: RequestPriority) -> Bool {
         lhs.rawValue < rhs.rawValue
     }
@@ -39,6 +40,7 @@ public enum RequestPriority: Int, Comparable, Sendable, CaseIterable, CustomStri
         return RequestPriority(rawValue: Int(min(raised, Int64(RequestPriority.high.rawValue))))!
     }
 
+    /// The priority's name, for logs.
     public var description: String {
         switch self {
         case .low: return "low"

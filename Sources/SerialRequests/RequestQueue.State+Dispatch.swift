@@ -79,7 +79,7 @@ extension RequestQueue.State {
     }
 
     /// Walks the whole state and traps, printing it, if an invariant is broken. Compiled only
-    /// with `SERIAL_INTERNAL_CHECKS` (debug builds), and only while the state is small (at most
+    /// with `SERIAL_INTERNAL_CHECKS` (opt-in; CI sets it), and only while the state is small (at most
     /// 32 unfinished requests and 128 pending slots), so large runs keep their complexity.
     func checkInvariants() {
         #if SERIAL_INTERNAL_CHECKS

@@ -8,7 +8,7 @@ import Synchronization
 /// ```swift
 /// let queue = RequestQueue(transport: api, credential: token, policy: policy, scheduler: SerialQueue(label: "api"))
 /// let handle = queue.submit(.profile, priority: .high, kind: "profile") { result in
-///     print(try? result.get())
+///     if case .success(let response) = result { print(response) }
 /// }
 /// handle.cancel()
 /// ```
@@ -55,6 +55,10 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     /// Creates a queue that sends through `transport` with `credential` until it expires.
     ///
     /// - Parameters:
+    ///   - transport: Sends the requests (see `RequestTransport`).
+    ///   - credential: The credential requests are sent with until it expires.
+    ///   - policy: What responses mean, how requests are rebuilt and credentials refreshed.
+    ///   - configuration: Limits, timeouts and loop guards.
     ///   - scheduler: Where callbacks, timers and sends run: a `SerialQueue`, or a
     ///     `VirtualScheduler` in tests.
     /// - Precondition: `configuration` is valid (see `Configuration`); otherwise this traps,
@@ -79,12 +83,14 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     /// After `shutdown()`, the request is not sent: it ends at once with `RequestError.shutDown`.
     ///
     /// - Parameters:
+    ///   - request: What to send.
     ///   - priority: See `RequestPriority`.
     ///   - kind: At most one request of a kind is in flight; `nil` means no such limit.
     ///   - timeout: The time from now within which the request must end, queueing, retries and
     ///     refreshes included (`nil`: `configuration.defaultTimeout`).
     ///   - onStateChange: Called on the scheduler with each new state, the final one included,
     ///     before the completion.
+    ///   - completion: Called exactly once, on the scheduler, with the request's result.
     /// - Returns: The request's handle: its id, state, and `cancel()`.
     /// - Complexity: O(1) to queue, plus O(s) to start what may start (see `dispatch`); O(n) for
     ///   a unique request among many waiting ones.

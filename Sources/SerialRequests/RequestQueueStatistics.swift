@@ -37,5 +37,6 @@ public struct RequestQueueStatistics: Sendable, Hashable {
     /// duplicate, or after cancel, timeout or shutdown).
     public var ignoredAnswers = 0
 
+    /// All counters at zero.
     public init() {}
 }

@@ -30,6 +30,7 @@ public enum RequestState: UInt8, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The state's name, for logs.
     public var description: String {
         switch self {
         case .initial: return "initial"

@@ -10,8 +10,9 @@ import SerialCore
 ///
 /// ```swift
 /// let scheduler = VirtualScheduler()
-/// scheduler.schedule(after: .seconds(5)) { fired = true }
-/// scheduler.advance(by: .seconds(4))   // nothing
+/// let fired = CallbackRecorder<Void>("fired")
+/// try scheduler.schedule(after: .seconds(5)) { fired.record() }
+/// scheduler.advance(by: .seconds(4))   // nothing: fired.count == 0
 /// scheduler.advance(by: .seconds(1))   // fires, with scheduler.now == start + 5 s
 /// ```
 ///

@@ -92,6 +92,8 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
     /// - Parameters:
     ///   - taskKey: joins a task in flight with the same key instead of starting one.
     ///   - timeout: how long the result may take; zero or more.
+    ///   - operation: the blocking work, run on a worker; its result or error is the outcome.
+    ///   - completion: called once, on the scheduler, with the outcome.
     /// - Returns: Whether the task was started or joined.
     /// - Throws: `.shutDown` after `shutdown()`; `.tooManyInFlight` at `maximumInFlight`.
     ///   When it throws, `completion` is never called.

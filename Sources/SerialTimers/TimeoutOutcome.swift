@@ -24,6 +24,7 @@ public enum TimeoutOutcome<Value: Sendable>: Sendable {
 }
 
 extension TimeoutOutcome: CustomStringConvertible {
+    /// The case, with the value or error, for logs.
     public var description: String {
         switch self {
         case .completed(let value): return "completed(\(value))"
@@ -41,6 +42,7 @@ public enum TimeoutManagerError: Error, Hashable, CustomStringConvertible {
     /// The manager was shut down before this call.
     case shutDown
 
+    /// Why the task was refused, for logs and messages.
     public var description: String {
         switch self {
         case .tooManyInFlight(let limit):

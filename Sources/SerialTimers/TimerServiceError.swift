@@ -5,6 +5,7 @@ public enum TimerServiceError: Error, Hashable, CustomStringConvertible {
     /// The service was stopped before this call.
     case stopped
 
+    /// Why the timer was refused, for logs and messages.
     public var description: String {
         switch self {
         case .tooManyPending(let limit):

@@ -2,7 +2,7 @@ import Glibc
 import SerialRuntime
 import Synchronization
 
-/// Seed 003: a burst of requests against a server whose token expires mid-burst — one refresh,
+/// A burst of requests against a server whose token expires mid-burst — one refresh,
 /// the parked requests sent again with the new token, every request completed once.
 enum RequestsScene {
     static func run() {
@@ -42,7 +42,7 @@ enum RequestsScene {
             queue.submit(
                 path, priority: priority,
                 onStateChange: { state in
-                    if state == .redirect { log.add("\(path) parked (redirect): its token expired") }
+                    if state == .redirect { log.add("\(path) → state .redirect: its token expired; parked until the refresh ends") }
                 },
                 completion: { result in
                     switch result {

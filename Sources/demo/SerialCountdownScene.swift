@@ -1,7 +1,7 @@
 import SerialRuntime
 import Synchronization
 
-/// Seed 001: countdowns sharing one ticker; one receiver released early, one stopping itself,
+/// Countdowns sharing one ticker; one receiver released early, one stopping itself,
 /// and one countdown consumed as an async sequence.
 enum SerialCountdownScene {
     /// A thing with a countdown, like a "resend code" button.

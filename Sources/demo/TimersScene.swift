@@ -2,8 +2,9 @@ import Glibc
 import SerialRuntime
 import Synchronization
 
-/// Seed 000: five hosts answer after random times; each gets one outcome, its answer or a
-/// timeout, from a timing wheel driven by one SerialQueue.
+/// Five hosts answer after random times, three well inside the timeout and two well past it
+/// (so every run shows both outcomes); each gets one outcome, its answer or a timeout, from a
+/// timing wheel driven by one SerialQueue.
 enum TimersScene {
     static func run() {
         print("== Timers: five hosts, one timeout each, exactly one outcome ==")
@@ -14,7 +15,11 @@ enum TimersScene {
         let outcomes = Atomic<Int>(0)
         let answered = Atomic<Int>(0)
         var generator = SystemRandomNumberGenerator()
-        let hosts = (1...5).map { ("host-\($0)", Int.random(in: 200...1_300, using: &generator)) }
+        // Three fast hosts and two slow ones, shuffled: at least 200 ms from the timeout either
+        // way, so a loaded machine cannot turn a fast answer into a timeout.
+        let delays = [200...600, 200...600, 200...600, 1_000...1_300, 1_000...1_300]
+            .map { Int.random(in: $0, using: &generator) }.shuffled(using: &generator)
+        let hosts = delays.enumerated().map { ("host-\($0.offset + 1)", $0.element) }
         print("timeout \(milliseconds(timeout)) ms; hosts answer after:",
               hosts.map { "\($0.0) \($0.1) ms" }.joined(separator: ", "))
 
@@ -46,13 +51,19 @@ enum TimersScene {
 
         let deadline = MonotonicInstant.now() + .seconds(5)
         while outcomes.load(ordering: .acquiring) < 6 && MonotonicInstant.now() < deadline { usleep(5_000) }
-        // Let the slow hosts' answers arrive, to show they are dropped, not delivered.
-        let slowest = hosts.map(\.1).max() ?? 0
-        let waitUntil = start + .milliseconds(Int64(slowest + 50))
-        while MonotonicInstant.now() < waitUntil { usleep(5_000) }
+        // Wait for the slow hosts' answers too, to show they are dropped, not delivered: each
+        // timed-out host's answer is either dropped late or, if its worker never started it,
+        // skipped.
         let finished = answered.load(ordering: .relaxed)
-        print("\(finished) answered in time, \(hosts.count - finished) timed out;",
-              "late answers dropped: \(manager.lateResultCount).")
+        let timedOut = hosts.count - finished
+        let lateDeadline = MonotonicInstant.now() + .seconds(5)
+        while manager.lateResultCount + manager.skippedOperationCount < timedOut && MonotonicInstant.now() < lateDeadline {
+            usleep(5_000)
+        }
+        print("\(finished) answered in time, \(timedOut) timed out;",
+              "their late answers came and were dropped: \(manager.lateResultCount)",
+              "(never started: \(manager.skippedOperationCount)); outcomes delivered: \(outcomes.load(ordering: .acquiring)),",
+              "one per caller.")
 
         // The wheel underneath: one armed wake-up however many timers wait.
         let wheelQueue = SerialQueue(label: "demo.wheel")

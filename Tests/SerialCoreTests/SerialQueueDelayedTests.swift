@@ -1,42 +1,37 @@
 import SerialCore
 import SerialTestSupport
+import SerialTesting
 import Testing
 
 /// Real-time checks of `asyncAfter` with lenient bounds: never early; late only by scheduling noise.
 /// (The services built on top test their time logic on virtual time.)
 @Suite("SerialQueue delayed work")
 struct SerialQueueDelayedTests {
-    @Test func delayedWorkNeverRunsBeforeItsDeadline() {
+    @Test func delayedWorkNeverRunsBeforeItsDeadline() throws {
         let queue = SerialQueue(label: "delayed")
-        let lateness = LockedValue<[Int64]>([])
-        let done = TestSemaphore()
+        let lateness = CallbackRecorder<Int64>("lateness in ns")
         for index in 0..<20 {
             let delay = Duration.milliseconds(index % 5 * 3 + 1)
             let deadline = MonotonicInstant.now().advanced(by: delay)
             queue.asyncAfter(deadline: deadline) {
                 let now = MonotonicInstant.now()
-                lateness.withLock { $0.append(deadline.duration(to: now).saturatingNanoseconds) }
-                done.signal()
+                lateness.record(deadline.duration(to: now).saturatingNanoseconds)
             }
         }
-        for _ in 0..<20 { #expect(done.wait(), "a delayed work never ran") }
-        let all = lateness.withLock { $0 }
+        let all = try lateness.wait(forCount: 20, timeout: .seconds(30))
         #expect(all.allSatisfy { $0 >= 0 }, "ran early: \(all.filter { $0 < 0 }) ns")
     }
 
-    @Test func delayedWorkRunsInDeadlineOrder() {
+    @Test func delayedWorkRunsInDeadlineOrder() throws {
         let queue = SerialQueue(label: "delayed-order")
-        let log = LockedValue<[Int]>([])
-        let done = TestSemaphore()
+        let log = CallbackRecorder<Int>("delayed work")
         let base = MonotonicInstant.now().advanced(by: .milliseconds(20))
         for index in [5, 1, 4, 2, 3, 0] {
             queue.asyncAfter(deadline: base.advanced(by: .milliseconds(index))) {
-                log.withLock { $0.append(index) }
-                if index == 5 { done.signal() }
+                log.record(index)
             }
         }
-        #expect(done.wait(), "delayed work never ran")
-        #expect(log.withLock { $0 } == [0, 1, 2, 3, 4, 5])
+        #expect(try log.wait(forCount: 6, timeout: .seconds(30)) == [0, 1, 2, 3, 4, 5])
     }
 
     @Test func cancelBeforeTheDeadlinePreventsTheRun() {

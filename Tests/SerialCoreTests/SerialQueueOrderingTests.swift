@@ -1,19 +1,17 @@
 import SerialCore
 import SerialTestSupport
+import SerialTesting
 import Testing
 
 @Suite("SerialQueue ordering")
 struct SerialQueueOrderingTests {
-    @Test func asyncWorkRunsInSubmissionOrderOnTheWorker() {
+    @Test func asyncWorkRunsInSubmissionOrderOnTheWorker() throws {
         let queue = SerialQueue(label: "order")
-        let log = LockedValue<[Int]>([])
-        let done = TestSemaphore()
+        let log = CallbackRecorder<Int>("async work")
         for value in 0..<1_000 {
-            queue.async { log.withLock { $0.append(value) } }
+            queue.async { log.record(value) }
         }
-        queue.async { done.signal() }
-        #expect(done.wait(), "the queue did not drain 1,000 async works within 30 s")
-        #expect(log.withLock { $0 } == Array(0..<1_000))
+        #expect(try log.wait(forCount: 1_000, timeout: .seconds(30)) == Array(0..<1_000))
     }
 
     @Test func syncRunsOnCallersThreadAfterEarlierAsyncWork() {

@@ -1,5 +1,6 @@
 import SerialCore
 import SerialTestSupport
+import SerialTesting
 import SerialTimers
 import Testing
 
@@ -9,27 +10,22 @@ import Testing
 struct TimersRealTimeTests {
     static let margin: Duration = .milliseconds(500)
 
-    @Test func timersOnASerialQueueAreNeverEarlyAndLateByAtMostATickPlusMargin() {
+    @Test func timersOnASerialQueueAreNeverEarlyAndLateByAtMostATickPlusMargin() throws {
         let queue = SerialQueue(label: "timers-real")
         let tick: Duration = .milliseconds(2)
         let timers = TimerService(scheduler: queue, tick: tick)
         let delays: [Duration] = [.milliseconds(1), .milliseconds(7), .milliseconds(20), .milliseconds(45), .milliseconds(130)]
-        let done = TestSemaphore()
-        let lateness = LockedValue<[Duration]>([])
+        let lateness = CallbackRecorder<Duration>("timer lateness")
         let wrongQueue = TestCounter()
         for delay in delays {
             let deadline = MonotonicInstant.now() + delay
             _ = try? timers.schedule(at: deadline) {
                 if !queue.isCurrent { wrongQueue.increment() }
                 let now = MonotonicInstant.now()
-                lateness.withLock { $0.append(now - deadline) }
-                done.signal()
+                lateness.record(now - deadline)
             }
         }
-        for _ in delays {
-            #expect(done.wait(timeout: .seconds(10)), "a timer did not fire within 10 s")
-        }
-        let observed = lateness.withLock { $0 }
+        let observed = try lateness.wait(forCount: delays.count, timeout: .seconds(10))
         #expect(observed.count == delays.count)
         for late in observed {
             #expect(late >= .zero, "fired \(late) before its deadline")

@@ -78,7 +78,7 @@ struct TimingWheelPropertyTests {
                 #expect(wheel.nextExpiry == nil && model.entries.isEmpty, context)
             }
         }
-        wheel.checkInvariants()
+        wheel._checkInvariants()
         #expect(wheel.advance(to: WheelTick(model.now + 100_000_000)) == model.advance(to: model.now + 100_000_000))
     }
 }

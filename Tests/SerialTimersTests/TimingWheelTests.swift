@@ -21,7 +21,7 @@ struct TimingWheelTests {
         wheel.insert("mid-2", at: 5_000)
         wheel.insert("same-tick-later", at: 3)
         #expect(wheel.advance(to: 1_000_000) == ["near", "same-tick-later", "mid-1", "mid-2", "far"])
-        wheel.checkInvariants()
+        wheel._checkInvariants()
     }
 
     @Test func insertionOrderWithinATickSurvivesCascading() {
@@ -90,7 +90,7 @@ struct TimingWheelTests {
         wheel.cancel(near)
         #expect(wheel.nextExpiry == 4_096, "the level-2 slot of 5,000 starts at 4,096")
         #expect(wheel.nextDeadline == 5_000)
-        wheel.checkInvariants()
+        wheel._checkInvariants()
     }
 
     @Test func nextExpiryIsNilWhenEmptyAndNeverLaterThanTheEarliestDeadline() {
@@ -117,7 +117,7 @@ struct TimingWheelTests {
         var wheel = TimingWheel<String>()
         wheel.insert("end", at: WheelTick(UInt64.max))
         wheel.insert("latest", at: WheelTick.latest)
-        wheel.checkInvariants()
+        wheel._checkInvariants()
         #expect(wheel.advance(to: WheelTick(UInt64.max)) == ["latest"], "time stops at WheelTick.latest")
         #expect(wheel.count == 1)
     }

@@ -52,6 +52,9 @@ import Testing
             var random = SeededRandom(seed: seed &+ UInt64(thread))
             var targets = [Target?](repeating: nil, count: receiversPerThread)
             var current = [Int?](repeating: nil, count: receiversPerThread)
+            // A `.cancelled` call goes only to a receiver still alive when the queue delivers it,
+            // so a cancelled target is kept until the end, whatever the slot does next.
+            var cancelledTargets: [Target] = []
             for step in 0..<operations {
                 let slot = Int(random.next() % UInt64(receiversPerThread))
                 switch random.next() % 8 {
@@ -85,6 +88,7 @@ import Testing
                 case 4:
                     if let target = targets[slot], let id = current[slot], manager.cancel(target) {
                         tracker.update(id) { $0.cancelReturnedTrue = true }
+                        cancelledTargets.append(target)
                     }
                 case 5:
                     if targets[slot] != nil, let id = current[slot] {
@@ -101,10 +105,11 @@ import Testing
                 }
             }
             // The surviving targets stay alive until every countdown has ended.
-            let kept = targets
+            let kept = (targets, cancelledTargets)
             if !eventually(timeout: .seconds(20), { manager.count == 0 }) {
                 threadFailures.withLock { $0.append("thread \(thread): \(manager.count) countdowns never ended") }
             }
+            queue.sync {}  // the `.cancelled` deliveries this thread's cancels enqueued have run
             withExtendedLifetime(kept) {}
         }
         #expect(threadFailures.withLock { $0 }.isEmpty, "seed \(seed): \(threadFailures.withLock { $0 })")

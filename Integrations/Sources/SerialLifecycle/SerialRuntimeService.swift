@@ -7,13 +7,14 @@ import ServiceLifecycle
 /// and reporting what each stage dropped.
 ///
 /// ```swift
+/// let accepting = Atomic<Bool>(true)  // your server checks it before taking work
 /// let service = SerialRuntimeService(logger: logger, stages: [
-///     ShutdownStage("stop accepting requests") { requests.shutdown() },   // your own stage
-///     .drain(worker),                                                     // let accepted work finish
-///     .stop(timers),                                                      // pending timers end
-///     .shutDown(worker), .shutDown(timerQueue),                           // queues last
+///     ShutdownStage("stop accepting work") { accepting.store(false, ordering: .relaxed); return 0 },
+///     .drain(worker),                            // let accepted work finish
+///     .stop(timers),                             // pending timers end, counted as dropped
+///     .shutDown(worker), .shutDown(timerQueue),  // queues last
 /// ])
-/// let group = ServiceGroup(services: [server, service], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// let group = ServiceGroup(services: [service], gracefulShutdownSignals: [.sigterm], logger: logger)
 /// try await group.run()
 /// ```
 ///

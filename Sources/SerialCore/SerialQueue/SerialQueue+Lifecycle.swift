@@ -15,6 +15,7 @@ public struct ShutdownReport: Sendable, Hashable {
     /// Delayed work cancelled before it ran.
     public var cancelledDelayedWork: Int
 
+    /// A report with the given counts (for tests and for schedulers that report like a queue).
     public init(cancelledWork: Int, cancelledDelayedWork: Int) {
         self.cancelledWork = cancelledWork
         self.cancelledDelayedWork = cancelledDelayedWork

@@ -136,5 +136,6 @@ public final class SerialQueue: Sendable {
 }
 
 extension SerialQueue: CustomStringConvertible {
+    /// `SerialQueue("label")`, for logs and messages.
     public var description: String { "SerialQueue(\"\(self.label)\")" }
 }

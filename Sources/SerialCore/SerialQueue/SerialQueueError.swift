@@ -9,6 +9,8 @@ public enum SerialQueueError: Error, Hashable, CustomStringConvertible {
     /// (`/proc/sys/kernel/threads-max`), or memory for the thread's stack.
     case threadStartFailed(label: String, errno: Int32, reason: String)
 
+    /// One sentence saying what happened, for logs and error messages.
+
     public var description: String {
         switch self {
         case .shutDown(let label):

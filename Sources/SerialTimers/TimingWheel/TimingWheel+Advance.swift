@@ -74,7 +74,7 @@ extension TimingWheel {
             }
         }
         self.elapsed = target
-        self.checkInvariants()
+        self._checkInvariants()
     }
 
     /// The lowest set bit of the lowest non-empty level, which is the earliest slot.

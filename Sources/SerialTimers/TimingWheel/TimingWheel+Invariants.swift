@@ -9,11 +9,12 @@ extension TimingWheel {
     /// - stored plus free nodes account for all the storage, and `count` is the stored number.
     ///
     /// Runs at the end of `advance` and `removeAll`, and whenever a test calls it. Compiled only
-    /// with `SERIAL_INTERNAL_CHECKS` (debug builds of this package); otherwise it does nothing.
+    /// with `SERIAL_INTERNAL_CHECKS`, which is opt-in (`SERIAL_INTERNAL_CHECKS=1 swift build`;
+    /// this project's CI sets it); otherwise it does nothing. Underscored: a test hook, not API.
     ///
     /// - Complexity: O(n + levels × slots) — it voids the complexity promises of the calls it
     ///   is made from, which is why insert and cancel only do O(1) assertions.
-    public func checkInvariants() {
+    public func _checkInvariants() {
         #if SERIAL_INTERNAL_CHECKS
         var linked = 0
         for level in 0..<WheelLevel.count {

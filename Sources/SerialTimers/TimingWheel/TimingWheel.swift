@@ -8,9 +8,9 @@
 /// var wheel = TimingWheel<String>()
 /// let handle = wheel.insert("retry", at: 130)
 /// wheel.insert("ping", at: 5)
-/// wheel.nextExpiry                 // tick 5: the next tick at which advancing has work
-/// wheel.advance(to: 100)           // ["ping"]
-/// wheel.cancel(handle)             // "retry"; cancelling again returns nil
+/// let next = wheel.nextExpiry             // tick 5: the next tick at which advancing has work
+/// let expired = wheel.advance(to: 100)     // ["ping"]
+/// let cancelled = wheel.cancel(handle)     // "retry"; cancelling again returns nil
 /// ```
 ///
 /// **Structure.** Eleven levels of 64 slots (see `WheelLevel`): level 0 slots are one tick,
@@ -31,7 +31,7 @@
 /// - Invariant: every stored entry has `deadline > currentTick` and sits at level
 ///   `WheelLevel.level(for: deadline, now: currentTick)`, in the slot of its deadline's digit
 ///   at that level; a level's bitmap bit is set exactly when that slot's list is non-empty.
-///   `checkInvariants()` walks all of it in builds with `SERIAL_INTERNAL_CHECKS`.
+///   `_checkInvariants()` walks all of it in builds with `SERIAL_INTERNAL_CHECKS` (opt-in).
 public struct TimingWheel<Element> {
     /// Identifies one inserted element, for `cancel(_:)`.
     ///
@@ -171,7 +171,7 @@ public struct TimingWheel<Element> {
         }
         for level in self.occupied.indices { self.occupied[level] = 0 }
         self.storedCount = 0
-        self.checkInvariants()
+        self._checkInvariants()
         return removed
     }
 
@@ -263,6 +263,7 @@ extension TimingWheel: Sendable where Element: Sendable {}
 extension TimingWheel.Node: Sendable where Element: Sendable {}
 
 extension TimingWheel: CustomStringConvertible {
+    /// The current tick, the count and the non-empty levels' bitmaps, for assertion messages.
     public var description: String {
         "TimingWheel(at: \(self.elapsed), count: \(self.storedCount), occupied: \(self.occupiedDescription))"
     }

@@ -12,6 +12,7 @@ public struct WheelTick: Comparable, Hashable, Sendable, ExpressibleByIntegerLit
         self.rawValue = rawValue
     }
 
+    /// A tick written as an integer literal: `wheel.insert(x, at: 5)`.
     @inlinable
     public init(integerLiteral value: UInt64) {
         self.rawValue = value
@@ -24,10 +25,12 @@ public struct WheelTick: Comparable, Hashable, Sendable, ExpressibleByIntegerLit
     @inlinable
     public var next: WheelTick { WheelTick(self.rawValue + 1) }
 
+    /// Whether `lhs` is the earlier tick.
     @inlinable
     public static func < (lhs: WheelTick, rhs: WheelTick) -> Bool {
         lhs.rawValue < rhs.rawValue
     }
 
+    /// `tick N`, for logs.
     public var description: String { "tick \(self.rawValue)" }
 }
