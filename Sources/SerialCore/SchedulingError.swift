@@ -13,7 +13,6 @@ public enum SchedulingError: Error, Hashable, CustomStringConvertible {
     }
 
     /// One sentence saying what happened, for logs and error messages.
-
     public var description: String {
         switch self {
         case .shutDown(let scheduler):

@@ -10,7 +10,6 @@ public enum SerialQueueError: Error, Hashable, CustomStringConvertible {
     case threadStartFailed(label: String, errno: Int32, reason: String)
 
     /// One sentence saying what happened, for logs and error messages.
-
     public var description: String {
         switch self {
         case .shutDown(let label):

@@ -34,7 +34,6 @@ extension StallWatchdog {
         }
 
         /// One sentence saying what happened, for logs and error messages.
-
         public var description: String {
             let thread = self.threadID.map { "thread \($0)" } ?? "a sync caller's thread"
             switch self.kind {

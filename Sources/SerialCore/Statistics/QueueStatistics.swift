@@ -43,7 +43,6 @@ public struct QueueStatistics: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// One sentence saying what happened, for logs and error messages.
-
     public var description: String {
         "submitted \(self.submitted), executed \(self.executed), dropped \(self.dropped), depth \(self.depth) "
             + "(high water \(self.highWaterDepth)), sync waits \(self.syncWaits), "
