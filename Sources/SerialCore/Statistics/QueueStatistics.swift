@@ -42,7 +42,7 @@ public struct QueueStatistics: Sendable, Hashable, CustomStringConvertible {
         self.waitTime = waitTime
     }
 
-    /// One sentence saying what happened, for logs and error messages.
+    /// The figures in one line, for logs.
     public var description: String {
         "submitted \(self.submitted), executed \(self.executed), dropped \(self.dropped), depth \(self.depth) "
             + "(high water \(self.highWaterDepth)), sync waits \(self.syncWaits), "
