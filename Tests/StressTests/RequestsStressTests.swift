@@ -70,7 +70,7 @@ struct RequestsStressTests {
         rig.stop()
         tracker.expectExactlyOnce(seed: seed)
         #expect(rig.queue.unfinishedCount == 0, "seed \(seed)")
-        #expect(tracker.shutDownCount > 0, "seed \(seed): the shutdown ended no request; the race did not happen")
+        #expect(tracker.shutDownCount > 0, "seed \(seed): the shutdown ended no request; the race did not happen; \(rig.queue.statistics)")
     }
 }
 
