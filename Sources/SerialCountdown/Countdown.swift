@@ -74,6 +74,24 @@ struct Delivery {
     let isFinal: Bool
 }
 
+/// Terminal calls handed to the scheduler together. Whoever claims the batch first makes them:
+/// the scheduler's work, or the shutdown if the scheduler dropped that work — never both.
+final class EndingBatch: Sendable {
+    let number: UInt64
+    let deliveries: [EndingDelivery]
+    private let taken = Atomic<Bool>(false)
+
+    init(number: UInt64, deliveries: [EndingDelivery]) {
+        self.number = number
+        self.deliveries = deliveries
+    }
+
+    /// `true` exactly once.
+    func claim() -> Bool {
+        !self.taken.exchange(true, ordering: .acquiringAndReleasing)
+    }
+}
+
 /// A terminal call made outside a tick (cancelled, replaced, shut down). The receiver is held
 /// weakly: a receiver released before the call is made gets no call.
 struct EndingDelivery {

@@ -5,13 +5,27 @@ extension CountdownManager {
     /// Makes terminal calls (`.cancelled`, `.replaced`) on the queue, after what it already
     /// holds. A queue that refuses them has stopped for good: they are made here, on the calling
     /// thread, and every other countdown ends with `.shutDown`.
-    func deliverEndings(_ deliveries: [EndingDelivery]) {
+    ///
+    /// The batch was recorded as pending under the same lock that ended its countdowns, so the
+    /// ticker going idle meanwhile keeps listening for the shutdown until it is made.
+    func deliverEndings(_ batch: EndingBatch) {
         do {
-            try self.scheduler.execute { self.call(deliveries) }
+            try self.scheduler.execute { self.make(batch) }
         } catch {
-            self.call(deliveries)
+            self.make(batch)
             self.schedulerDidShutDown(error)
         }
+    }
+
+    /// Makes a batch's calls unless they were made already (by the scheduler or the shutdown).
+    private func make(_ batch: EndingBatch) {
+        guard batch.claim() else { return }
+        let unneeded = self.state.withLock { state in
+            state.pendingEndings[batch.number] = nil
+            return state.releaseSubscriptionIfUnneeded()
+        }
+        unneeded?.cancel()
+        self.call(batch.deliveries)
     }
 
     /// The scheduler stopped for good (its shutdown handler ran, or it refused a tick): every
@@ -19,8 +33,11 @@ extension CountdownManager {
     /// nothing more), and later registrations are refused. Idempotent.
     func schedulerDidShutDown(_ reason: SchedulingError) {
         var ended: [Registration] = []
-        let (deliveries, stop) = self.state.withLock { state -> ([EndingDelivery], TickerStop?) in
+        let (pending, deliveries, stop) = self.state.withLock {
+            state -> ([EndingBatch], [EndingDelivery], TickerStop?) in
             if state.shutDown == nil { state.shutDown = reason }
+            // Terminal calls the scheduler accepted but may have dropped; each batch is made once.
+            let pending = state.pendingEndings.values.sorted { $0.number < $1.number }
             let now = self.clockNanoseconds()
             var deliveries: [EndingDelivery] = []
             deliveries.reserveCapacity(state.slots.count)
@@ -39,9 +56,10 @@ extension CountdownManager {
             }
             state.slots.removeAll()
             state.index.removeAll()
-            return (deliveries, state.phase == .idle ? nil : state.goIdle())
+            return (pending, deliveries, state.phase == .idle ? nil : state.goIdle())
         }
         stop?.apply()
+        for batch in pending { self.make(batch) }  // decided first, so made first
         self.call(deliveries)
     }
 

@@ -61,9 +61,14 @@ extension CountdownManager {
         var nextSequence: UInt64 = 1
         /// The sequence of the arm that started the ticker's current run (from idle).
         var runStart: UInt64 = 0
-        /// The shutdown subscription of the current run: while countdowns exist, the scheduler's
-        /// shutdown handler keeps the manager alive and ends them; idle, the manager holds none.
+        /// The shutdown subscription: while countdowns or terminal calls are pending, the
+        /// scheduler's shutdown handler keeps the manager alive and ends them; with neither, the
+        /// manager holds none.
         var subscription: ShutdownSubscription? = nil
+        /// Terminal calls handed to the scheduler and not yet made, by batch number: if the
+        /// scheduler drops them (shut down with `.cancelPending`), the shutdown makes them.
+        var pendingEndings: [UInt64: EndingBatch] = [:]
+        var nextBatch: UInt64 = 0
         /// Set once the scheduler refused work or reported its shutdown: every countdown has
         /// ended with `.shutDown` and `register` is refused.
         var shutDown: SchedulingError? = nil
@@ -169,24 +174,41 @@ extension CountdownManager {
             return self.goIdle()
         }
 
-        /// Goes idle, handing back the armed work and the run's subscription.
+        /// Goes idle, handing back the armed work, and the subscription unless terminal calls
+        /// are still pending on the scheduler.
         mutating func goIdle() -> TickerStop {
             self.phase = .idle
-            defer {
-                self.armedHandle = nil
-                self.subscription = nil
-            }
-            return TickerStop(handle: self.armedHandle, subscription: self.subscription)
+            defer { self.armedHandle = nil }
+            return TickerStop(handle: self.armedHandle, subscription: self.releaseSubscriptionIfUnneeded())
         }
 
-        /// Records the shutdown subscription of the run started by arm `run`.
+        /// The subscription to withdraw when nothing needs the scheduler's shutdown any more: the
+        /// ticker idle, no countdown, no pending terminal call.
+        mutating func releaseSubscriptionIfUnneeded() -> ShutdownSubscription? {
+            guard self.phase == .idle, self.slots.isEmpty, self.pendingEndings.isEmpty else { return nil }
+            defer { self.subscription = nil }
+            return self.subscription
+        }
+
+        /// Records the shutdown subscription made for the run started by arm `run`.
         ///
-        /// - Returns: `false` when that run is over (idle, restarted, or shut down): the caller
-        ///   withdraws the subscription.
+        /// - Returns: `false` when it is not needed (that run is over and no terminal call is
+        ///   pending, another subscription is held, or the scheduler is gone): the caller
+        ///   withdraws it.
         mutating func store(_ subscription: ShutdownSubscription, forRun run: UInt64) -> Bool {
-            guard self.phase != .idle, self.runStart == run, self.shutDown == nil else { return false }
+            guard self.shutDown == nil, self.subscription == nil,
+                  (self.phase != .idle && self.runStart == run) || !self.pendingEndings.isEmpty
+            else { return false }
             self.subscription = subscription
             return true
+        }
+
+        /// Keeps terminal calls that are about to be handed to the scheduler.
+        mutating func addPendingEndings(_ deliveries: [EndingDelivery]) -> EndingBatch {
+            self.nextBatch &+= 1
+            let batch = EndingBatch(number: self.nextBatch, deliveries: deliveries)
+            self.pendingEndings[batch.number] = batch
+            return batch
         }
 
         /// Records the handle of armed work `sequence`.

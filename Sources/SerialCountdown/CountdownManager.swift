@@ -159,7 +159,7 @@ public final class CountdownManager: Sendable {
     @discardableResult
     public func cancel(_ receiver: AnyObject) -> Bool {
         var released: [Registration] = []
-        let (cancelled, stopTicker) = self.state.withLock { state -> (EndingDelivery?, TickerStop?) in
+        let (cancelled, stopTicker) = self.state.withLock { state -> (EndingBatch?, TickerStop?) in
             guard let position = state.position(of: receiver, released: &released) else {
                 return (nil, state.stopIfEmpty())
             }
@@ -168,11 +168,11 @@ public final class CountdownManager: Sendable {
             let registration = state.removeSlot(at: position)
             let delivery = EndingDelivery(
                 receiver: slot.receiver, registration: registration, remaining: left, end: .cancelled)
-            return (delivery, state.stopIfEmpty())
+            return (state.addPendingEndings([delivery]), state.stopIfEmpty())
         }
         stopTicker?.apply()
         guard let cancelled else { return false }
-        self.deliverEndings([cancelled])
+        self.deliverEndings(cancelled)
         return true
     }
 
@@ -184,7 +184,7 @@ public final class CountdownManager: Sendable {
     @discardableResult
     public func cancelAll() -> Int {
         var ended: [Registration] = []
-        let (cancelled, stopTicker) = self.state.withLock { state -> ([EndingDelivery], TickerStop?) in
+        let (cancelled, stopTicker) = self.state.withLock { state -> (EndingBatch?, TickerStop?) in
             let now = self.clockNanoseconds()
             var deliveries: [EndingDelivery] = []
             deliveries.reserveCapacity(state.slots.count)
@@ -202,11 +202,11 @@ public final class CountdownManager: Sendable {
             }
             state.slots.removeAll(keepingCapacity: true)
             state.index.removeAll(keepingCapacity: true)
-            return (deliveries, state.stopIfEmpty())
+            return (deliveries.isEmpty ? nil : state.addPendingEndings(deliveries), state.stopIfEmpty())
         }
         stopTicker?.apply()
-        if !cancelled.isEmpty { self.deliverEndings(cancelled) }
-        return cancelled.count
+        if let cancelled { self.deliverEndings(cancelled) }
+        return cancelled?.deliveries.count ?? 0
     }
 
     /// How many countdowns are running (released receivers not yet purged by a tick included).
@@ -259,7 +259,7 @@ public final class CountdownManager: Sendable {
         _ receiver: any CountdownReceiver, duration: Duration, registration: Registration
     ) -> CountdownRegistration {
         let (outcome, replaced, arm) = self.state.withLock {
-            state -> (CountdownRegistration, EndingDelivery?, ArmAction?) in
+            state -> (CountdownRegistration, EndingBatch?, ArmAction?) in
             if let reason = state.shutDown { return (.refused(reason), nil, nil) }
             // Clock first, scheduler second: the first tick is then never early on the clock.
             let now = self.clockNanoseconds()
@@ -270,9 +270,11 @@ public final class CountdownManager: Sendable {
                 receiver, deadline: deadline, registration: registration)
             let replaced = outcome == .replaced
                 ? previous.map {
-                    EndingDelivery(
-                        receiver: receiver, registration: $0,
-                        remaining: Swift.max(0, previousDeadline.saturatingSubtracting(now)), end: .replaced)
+                    state.addPendingEndings([
+                        EndingDelivery(
+                            receiver: receiver, registration: $0,
+                            remaining: Swift.max(0, previousDeadline.saturatingSubtracting(now)), end: .replaced)
+                    ])
                 }
                 : nil
             // The scheduler's clock is read only when the ticker has to start.
@@ -286,7 +288,7 @@ public final class CountdownManager: Sendable {
             registration.handler(receiver, CountdownTick(remaining: duration.clampedRemaining, end: .shutDown(reason)), &ignored)
             return outcome
         }
-        if let replaced { self.deliverEndings([replaced]) }
+        if let replaced { self.deliverEndings(replaced) }
         if let arm {
             self.arm(arm)
             // The scheduler had stopped before this call: the countdown ended with `.shutDown`.

@@ -95,6 +95,38 @@ import Testing
         withExtendedLifetime((a, b)) {}
     }
 
+    /// `cancel` and a replacement handed their terminal calls to the scheduler, which dropped
+    /// them (`.cancelPending`): the shutdown makes them instead, each once, before the others.
+    @Test func terminalCallsTheSchedulerDroppedAreStillMadeOnce() {
+        let fixture = CountdownFixture()
+        let a = Receiver("a")
+        let b = Receiver("b")
+        fixture.register(a, for: .seconds(10))
+        fixture.register(b, for: .seconds(10), label: "b-old")
+        #expect(fixture.manager.cancel(a))
+        #expect(fixture.register(b, for: .seconds(5), label: "b-new") == .replaced)
+        fixture.scheduler.shutdown(.cancelPending)
+        #expect(fixture.log.calls(of: "a").map(\.tick.end) == [.cancelled])
+        #expect(fixture.log.calls(of: "b-old").map(\.tick.end) == [.replaced])
+        #expect(fixture.log.calls(of: "b-new").map(\.tick.end) == [.shutDown(Self.reason)])
+        fixture.scheduler.runUntilIdle()
+        #expect(fixture.log.all.count == 3)
+        withExtendedLifetime((a, b)) {}
+    }
+
+    /// The last countdown was cancelled (the ticker stopped) but its `.cancelled` call is still
+    /// on the scheduler: the manager keeps listening for the shutdown until it is made.
+    @Test func aPendingCancelledCallKeepsTheShutdownHandler() {
+        let fixture = CountdownFixture()
+        let a = Receiver("a")
+        fixture.register(a, for: .seconds(10))
+        #expect(fixture.manager.cancel(a))
+        #expect(fixture.manager._isTickerIdle)
+        fixture.scheduler.shutdown(.cancelPending)
+        #expect(fixture.log.calls(of: "a").map(\.tick.end) == [.cancelled])
+        withExtendedLifetime(a) {}
+    }
+
     @Test func anIdleManagerHoldsNoShutdownHandlerOnItsQueue() {
         let scheduler = VirtualScheduler()
         weak var observer: CountdownManager?

@@ -144,3 +144,66 @@ import Testing
         _ = queue.shutdown()
     }
 }
+
+/// The queue shut down (drain or cancel pending) at a random moment while threads register,
+/// replace and cancel countdowns: every registration, including those refused after the
+/// shutdown, gets exactly one terminal call.
+@Suite struct CountdownShutdownStressTests {
+    final class Target: Sendable {}
+
+    @Test func aQueueShutDownAtARandomMomentEndsEveryCountdownExactlyOnce() {
+        let seed = StressConfiguration.seed()
+        let rounds = StressConfiguration.iterations(40)
+        let threads = 4
+        let perThread = 60
+        var random = SeededRandom(seed: seed)
+        withWatchdog(timeout: .seconds(120), "countdown shutdown stress stalled, seed \(seed)") {
+            for round in 0..<rounds {
+                let mode: ShutdownMode = random.next() % 2 == 0 ? .drain : .cancelPending
+                let shutAfter = Int(random.next() % UInt64(threads * perThread))
+                let roundSeed = random.next()
+                let queue = SerialQueue(label: "stress.cd.down")
+                let manager = CountdownManager(interval: .milliseconds(1), queue: queue)
+                // Terminal calls per registration, by registration number.
+                let terminals = LockedValue<[Int: [CountdownEnd]]>([:])
+                let registered = Atomic<Int>(0)
+                let targets = LockedValue<[Target]>([])  // every receiver lives to the end: none is released
+
+                runThreads(threads + 1) { thread in
+                    if thread == threads {
+                        // The shutter: waits for its moment, then shuts the queue down.
+                        _ = eventually(timeout: .seconds(10)) { registered.load(ordering: .acquiring) >= shutAfter }
+                        _ = queue.shutdown(mode)
+                        return
+                    }
+                    var random = SeededRandom(seed: roundSeed &+ UInt64(thread))
+                    var mine: [Target] = []
+                    for _ in 0..<perThread {
+                        let reuse = !mine.isEmpty && random.next() % 4 == 0
+                        let target = reuse ? mine[Int(random.next() % UInt64(mine.count))] : Target()
+                        if !reuse { mine.append(target) }
+                        let id = registered.add(1, ordering: .acquiringAndReleasing).newValue
+                        manager.register(target, for: .microseconds(Int64(random.next() % 5_000))) { _, tick, _ in
+                            guard let end = tick.end else { return }
+                            terminals.withLock { $0[id, default: []].append(end) }
+                        }
+                        if random.next() % 8 == 0 { manager.cancel(mine[Int(random.next() % UInt64(mine.count))]) }
+                    }
+                    targets.withLock { $0.append(contentsOf: mine) }
+                }
+                _ = queue.shutdown(mode)  // a no-op if the shutter already did it
+                let total = registered.load(ordering: .acquiring)
+                let ended = terminals.withLock { $0 }
+                let missing = (1...total).filter { ended[$0] == nil }
+                let twice = ended.filter { $0.value.count != 1 }
+                let context = "seed \(seed), round \(round), \(mode), shut after \(shutAfter) of \(total)"
+                #expect(missing.isEmpty, "\(missing.count) countdowns got no terminal call, e.g. \(missing.prefix(5)); \(context)")
+                #expect(twice.isEmpty, "countdowns with several terminal calls: \(twice.prefix(5)); \(context)")
+                #expect(manager.count == 0, "\(context)")
+                #expect(manager.releasedReceiverCount == 0, "\(context)")
+                if !missing.isEmpty || !twice.isEmpty { return }
+                withExtendedLifetime(targets) {}
+            }
+        }
+    }
+}
