@@ -366,7 +366,8 @@ struct PollingSchedulerShutdownStressTests {
                 if !done { return }
             }
         }
-        for server in servers { _ = server.shutdown() }
+        // The servers are not shut down: an async query's task may still be on its way to one.
+        // Released, they finish what they hold and exit.
         #expect(endedByTheShutdown > 0, "seed \(seed): no session was running at a shutdown; the race did not happen")
     }
 }
