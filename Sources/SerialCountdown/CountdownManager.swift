@@ -107,8 +107,10 @@ public final class CountdownManager: Sendable {
     /// queue at every shared tick until the countdown ends.
     ///
     /// `handler(receiver, tick, &stop)` gets the receiver (alive for the call), the time left and
-    /// ticks missed, and a stop flag: set it to `true` to end the countdown at once — that call is
-    /// the last. See the type's documentation for the first-tick policy and every ending.
+    /// ticks missed, and a stop flag: set it to `true` to end the countdown at once — no tick
+    /// follows, only its one terminal call, `end == .stopped`, right after. Every countdown ends
+    /// with exactly one call whose `end` is set, except one whose receiver was released (no call
+    /// at all). See the type's documentation for the first-tick policy and every ending.
     ///
     /// If `receiver` already has a countdown, its handler and deadline are replaced (it keeps its
     /// place in the shared ticker) and the old handler gets one last call, on the queue, with
