@@ -157,6 +157,7 @@ import Testing
         let threads = 4
         let perThread = 60
         var random = SeededRandom(seed: seed)
+        var endedByTheShutdown = 0
         withWatchdog(timeout: .seconds(120), "countdown shutdown stress stalled, seed \(seed)") {
             for round in 0..<rounds {
                 let mode: ShutdownMode = random.next() % 2 == 0 ? .drain : .cancelPending
@@ -201,9 +202,11 @@ import Testing
                 #expect(twice.isEmpty, "countdowns with several terminal calls: \(twice.prefix(5)); \(context)")
                 #expect(manager.count == 0, "\(context)")
                 #expect(manager.releasedReceiverCount == 0, "\(context)")
+                endedByTheShutdown += ended.values.count { if case .shutDown = $0.first { true } else { false } }
                 if !missing.isEmpty || !twice.isEmpty { return }
                 withExtendedLifetime(targets) {}
             }
         }
+        #expect(endedByTheShutdown > 0, "seed \(seed): no countdown was pending at a shutdown; the race did not happen")
     }
 }
