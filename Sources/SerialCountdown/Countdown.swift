@@ -62,20 +62,41 @@ struct Slot {
     }
 }
 
-/// One handler call a tick makes after leaving the lock. Holds the receiver strongly, so it
-/// cannot be released between the decision and the call.
+/// One handler call a tick makes after leaving the lock. Holds the receiver weakly: a receiver
+/// released by an earlier handler of the same tick gets no call ("no callback after release"
+/// holds within a tick too). The call itself holds it strongly, for its duration only.
 struct Delivery {
-    let receiver: any CountdownReceiver
+    weak var receiver: (any CountdownReceiver)?
+    let key: ObjectIdentifier
     let registration: Registration
     /// Nanoseconds left, clamped at zero.
     let remaining: Int64
     let isFinal: Bool
 }
 
-/// A `.cancelled` call to make on the queue. The receiver is held weakly: a receiver released
-/// before the call is made gets no call.
-struct CancelledDelivery {
+/// Terminal calls handed to the scheduler together. Whoever claims the batch first makes them:
+/// the scheduler's work, or the shutdown if the scheduler dropped that work — never both.
+final class EndingBatch: Sendable {
+    let number: UInt64
+    let deliveries: [EndingDelivery]
+    private let taken = Atomic<Bool>(false)
+
+    init(number: UInt64, deliveries: [EndingDelivery]) {
+        self.number = number
+        self.deliveries = deliveries
+    }
+
+    /// `true` exactly once.
+    func claim() -> Bool {
+        !self.taken.exchange(true, ordering: .acquiringAndReleasing)
+    }
+}
+
+/// A terminal call made outside a tick (cancelled, replaced, shut down). The receiver is held
+/// weakly: a receiver released before the call is made gets no call.
+struct EndingDelivery {
     weak var receiver: (any CountdownReceiver)?
     let registration: Registration
     let remaining: Int64
+    let end: CountdownEnd
 }

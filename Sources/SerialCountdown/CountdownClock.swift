@@ -60,7 +60,7 @@ public final class VirtualBootClock: CountdownClock {
     /// The scheduler's time (nanoseconds since its origin) plus every simulated suspension.
     public func now() -> Duration {
         let scheduled = Int64(clamping: self.scheduler.now.nanoseconds)
-        return .nanoseconds(scheduled &+ self.suspendedNanoseconds.load(ordering: .acquiring))
+        return .nanoseconds(scheduled.saturatingAdding(self.suspendedNanoseconds.load(ordering: .acquiring)))
     }
 
     /// The total time suspended so far.

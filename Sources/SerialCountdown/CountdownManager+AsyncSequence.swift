@@ -11,8 +11,9 @@ extension CountdownManager {
     /// The countdown is keyed by its sequence, not by a receiver: it shares the manager's ticker
     /// and first-tick policy, but never replaces nor is replaced by a `register` countdown. It
     /// runs while the sequence or its iterator exists:
-    /// - the sequence finishes after its final element (`end == .finished`), or after a
-    ///   `.cancelled` element when `cancelAll()` ends it;
+    /// - the sequence finishes after its final element, whose `end` says why: `.finished`,
+    ///   `.cancelled` when `cancelAll()` ends it, or `.shutDown` when the queue stops for good
+    ///   (started after that, the sequence holds that one element only);
     /// - cancelling the iterating task cancels the countdown at once (the ticker stops if it was
     ///   the last one);
     /// - once neither the sequence nor an iterator exists (the loop was left, or the sequence

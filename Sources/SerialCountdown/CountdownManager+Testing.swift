@@ -20,12 +20,12 @@ extension CountdownManager {
         let registration = Registration { _, tick, _ in handler(tick) }
         let arm = self.state.withLock { state -> ArmAction? in
             let key = ObjectIdentifier(receiver)
-            precondition(state.index[key] == nil, "_plantReleasedReceiver: the address already has a countdown")
+            if state.index[key] != nil { fatalError("_plantReleasedReceiver: the address already has a countdown") }
             let now = self.clockNanoseconds()
             state.index[key] = state.slots.count
             state.slots.append(
                 Slot(
-                    releasedReceiverKey: key, deadline: now &+ duration.saturatingNanoseconds,
+                    releasedReceiverKey: key, deadline: now.saturatingAdding(max(0, duration.saturatingNanoseconds)),
                     registration: registration))
             return state.phase == .idle
                 ? state.startIfIdle(clockNow: now, schedulerNow: self.scheduler.now, interval: self.intervalNanoseconds)

@@ -4,9 +4,25 @@ import SerialCore
 extension CountdownManager {
     /// Schedules tick `action.sequence`, then records its handle — unless the ticker stopped or
     /// moved on meanwhile, in which case the work is cancelled again (or finds itself stale).
+    ///
+    /// A run of the ticker (from idle back to idle) first subscribes to the scheduler's shutdown,
+    /// before its first tick is scheduled, so no shutdown from then on goes unheard. A scheduler
+    /// that refuses the tick has shut down: every countdown ends here, on this thread.
     func arm(_ action: ArmAction) {
-        // The work keeps the manager alive while countdowns exist (see "Lifetime").
-        let handle = try! self.scheduler.schedule(at: action.deadline) { self.tick(action.sequence) }
+        if action.startsRun {
+            // Holds the manager while the run lasts (see "Lifetime"); withdrawn when it goes idle.
+            let subscription = self.scheduler.whenShutDown { reason in self.schedulerDidShutDown(reason) }
+            let kept = self.state.withLock { $0.store(subscription, forRun: action.sequence) }
+            if !kept { subscription.cancel() }
+        }
+        let handle: DelayedWork
+        do {
+            // The work keeps the manager alive while countdowns exist (see "Lifetime").
+            handle = try self.scheduler.schedule(at: action.deadline) { self.tick(action.sequence) }
+        } catch {
+            self.schedulerDidShutDown(error)
+            return
+        }
         let current = self.state.withLock { $0.store(handle, for: action.sequence) }
         if !current { handle.cancel() }
     }
@@ -34,29 +50,42 @@ extension CountdownManager {
 
         self.deliver(&batch, missedTicks: plan.missedTicks)  // empties it, keeping its capacity
 
-        let next = self.state.withLock { state -> ArmAction? in
+        let (next, stop) = self.state.withLock { state -> (ArmAction?, TickerStop?) in
             if state.batch.capacity < batch.capacity { swap(&batch, &state.batch) }
             return state.endTick(sequence, next: plan.next)
         }
+        stop?.apply()
         if let next { self.arm(next) }
     }
 
     /// Calls the handlers, in table order (the batch was collected backwards), emptying `batch`.
     ///
-    /// Each delivery is moved out before its call and destroyed after it, so a receiver costs one
-    /// retain (the weak load) and one release per tick — no copies.
+    /// Each delivery is moved out before its call and destroyed after it; its receiver is loaded
+    /// from the weak reference just before the call and held only for it, so a receiver released
+    /// by an earlier handler of the same tick gets no call.
     private func deliver(_ batch: inout [Delivery], missedTicks: Int) {
         while let delivery = batch.popLast() {
-            // A countdown cancelled or replaced since collection gets no further tick call;
-            // a final call was decided under the lock and is always made.
+            // A countdown cancelled or replaced since collection gets no further tick call (its
+            // own terminal call is on its way); a final call was decided under the lock.
             guard delivery.isFinal || delivery.registration.isLive else { continue }
+            guard let receiver = delivery.receiver else {
+                // Released during this tick. A final delivery has left the table: count it here;
+                // a running countdown is purged, and counted, by the next tick.
+                if delivery.isFinal { self.state.withLock { $0.releasedCount += 1 } }
+                continue
+            }
             var stop = false
             let tick = CountdownTick(
                 remaining: .nanoseconds(delivery.remaining), missedTicks: missedTicks,
                 end: delivery.isFinal ? .finished : nil)
-            delivery.registration.handler(delivery.receiver, tick, &stop)
-            if stop && !delivery.isFinal {
-                self.remove(delivery.registration, key: ObjectIdentifier(delivery.receiver))
+            delivery.registration.handler(receiver, tick, &stop)
+            // The stop flag ends the countdown unless something else ended it during the call
+            // (cancel or re-registration from the handler: that ending's call is on its way).
+            if stop && !delivery.isFinal && self.remove(delivery.registration, key: delivery.key) {
+                var ignored = false
+                let stopped = CountdownTick(
+                    remaining: .nanoseconds(delivery.remaining), missedTicks: missedTicks, end: .stopped)
+                delivery.registration.handler(receiver, stopped, &ignored)
             }
         }
     }

@@ -13,10 +13,24 @@ extension CountdownManager {
         case ticking(UInt64)
     }
 
-    /// What the owner must do after unlocking: schedule tick `sequence` at `deadline`.
+    /// What the owner must do after unlocking: schedule tick `sequence` at `deadline`; when
+    /// `startsRun`, first subscribe to the scheduler's shutdown for this run of the ticker.
     struct ArmAction {
         let sequence: UInt64
         let deadline: MonotonicInstant
+        let startsRun: Bool
+    }
+
+    /// What the owner must release after unlocking when the ticker goes idle: the armed work to
+    /// cancel and the run's shutdown subscription to withdraw.
+    struct TickerStop {
+        let handle: DelayedWork?
+        let subscription: ShutdownSubscription?
+
+        func apply() {
+            self.handle?.cancel()
+            self.subscription?.cancel()
+        }
     }
 
     /// What one tick collected under the lock.
@@ -34,7 +48,8 @@ extension CountdownManager {
     ///
     /// - Invariant: `index[slots[i].key] == i` for every `i`; `index.count == slots.count`;
     ///   every slot's registration is live; `phase == .idle` exactly when the table is empty,
-    ///   except while a tick runs (`ticking`), which settles it when it ends.
+    ///   except while a tick runs (`ticking`), which settles it when it ends; once `shutDown` is
+    ///   set the table stays empty and the ticker idle.
     struct State {
         /// Contiguous, so a tick walks them without chasing pointers. Order is not meaningful:
         /// removal moves the last slot into the hole.
@@ -44,6 +59,21 @@ extension CountdownManager {
         var phase: TickerPhase = .idle
         var armedHandle: DelayedWork? = nil
         var nextSequence: UInt64 = 1
+        /// The sequence of the arm that started the ticker's current run (from idle).
+        var runStart: UInt64 = 0
+        /// The shutdown subscription: while countdowns or terminal calls are pending, the
+        /// scheduler's shutdown handler keeps the manager alive and ends them; with neither, the
+        /// manager holds none.
+        var subscription: ShutdownSubscription? = nil
+        /// Terminal calls handed to the scheduler and not yet made, by batch number: if the
+        /// scheduler drops them (shut down with `.cancelPending`), the shutdown makes them.
+        var pendingEndings: [UInt64: EndingBatch] = [:]
+        var nextBatch: UInt64 = 0
+        /// Set once the scheduler refused work or reported its shutdown: every countdown has
+        /// ended with `.shutDown` and `register` is refused.
+        var shutDown: SchedulingError? = nil
+        /// Countdowns that ended because their receiver was released (they get no call).
+        var releasedCount = 0
 
         /// The ticker's grid on the manager's clock: tick `k` falls due at
         /// `gridOrigin + k * interval`. Set when the ticker starts from idle.
@@ -62,29 +92,31 @@ extension CountdownManager {
         /// receiver. A slot whose key matches but whose receiver is gone (a released receiver
         /// whose address was reused) is taken over as a new countdown.
         ///
-        /// - Returns: What happened, and the registration that left the table (to be released
-        ///   after unlocking, since releasing it may run user deinitializers).
+        /// - Returns: What happened, the registration that left the table (to be released after
+        ///   unlocking, since releasing it may run user deinitializers), and its deadline.
         mutating func insert(
             _ receiver: any CountdownReceiver, deadline: Int64, registration: Registration
-        ) -> (CountdownRegistration, Registration?) {
+        ) -> (CountdownRegistration, Registration?, Int64) {
             let key = ObjectIdentifier(receiver)
             if let position = self.index[key] {
                 let previous = self.slots[position].registration
+                let previousDeadline = self.slots[position].deadline
                 previous.end()
                 let outcome: CountdownRegistration = self.slots[position].receiver === receiver ? .replaced : .started
                 if outcome == .started {
+                    self.releasedCount += 1  // the slot of a released receiver, taken over
                     self.slots[position] = Slot(receiver: receiver, deadline: deadline, registration: registration)
                 } else {
                     self.slots[position].deadline = deadline
                     self.slots[position].registration = registration
                 }
                 self.checkInvariants()
-                return (outcome, previous)
+                return (outcome, previous, previousDeadline)
             }
             self.index[key] = self.slots.count
             self.slots.append(Slot(receiver: receiver, deadline: deadline, registration: registration))
             self.checkInvariants()
-            return (.started, nil)
+            return (.started, nil, 0)
         }
 
         /// Removes the slot at `position` (O(1): the last slot moves into the hole) and ends its
@@ -109,6 +141,7 @@ extension CountdownManager {
             guard let position = self.index[ObjectIdentifier(receiver)] else { return nil }
             if self.slots[position].receiver === receiver { return position }
             released.append(self.removeSlot(at: position))
+            self.releasedCount += 1
             return nil
         }
 
@@ -120,26 +153,62 @@ extension CountdownManager {
             guard self.phase == .idle else { return nil }
             self.gridOrigin = clockNow
             self.lastTickIndex = 0
-            return self.arm(at: schedulerNow.advanced(by: .nanoseconds(interval)))
+            let action = self.arm(at: schedulerNow.advanced(by: .nanoseconds(interval)), startsRun: true)
+            self.runStart = action.sequence
+            return action
         }
 
-        mutating func arm(at deadline: MonotonicInstant) -> ArmAction {
+        mutating func arm(at deadline: MonotonicInstant, startsRun: Bool = false) -> ArmAction {
             let sequence = self.nextSequence
             self.nextSequence &+= 1
             self.phase = .armed(sequence)
             self.armedHandle = nil
-            return ArmAction(sequence: sequence, deadline: deadline)
+            return ArmAction(sequence: sequence, deadline: deadline, startsRun: startsRun)
         }
 
         /// Goes idle when the table is empty.
         ///
-        /// - Returns: The armed work to cancel after unlocking, if any.
-        mutating func stopIfEmpty() -> DelayedWork? {
+        /// - Returns: What to cancel after unlocking, if the ticker was running.
+        mutating func stopIfEmpty() -> TickerStop? {
             guard self.slots.isEmpty, self.phase != .idle else { return nil }
+            return self.goIdle()
+        }
+
+        /// Goes idle, handing back the armed work, and the subscription unless terminal calls
+        /// are still pending on the scheduler.
+        mutating func goIdle() -> TickerStop {
             self.phase = .idle
-            let handle = self.armedHandle
-            self.armedHandle = nil
-            return handle
+            defer { self.armedHandle = nil }
+            return TickerStop(handle: self.armedHandle, subscription: self.releaseSubscriptionIfUnneeded())
+        }
+
+        /// The subscription to withdraw when nothing needs the scheduler's shutdown any more: the
+        /// ticker idle, no countdown, no pending terminal call.
+        mutating func releaseSubscriptionIfUnneeded() -> ShutdownSubscription? {
+            guard self.phase == .idle, self.slots.isEmpty, self.pendingEndings.isEmpty else { return nil }
+            defer { self.subscription = nil }
+            return self.subscription
+        }
+
+        /// Records the shutdown subscription made for the run started by arm `run`.
+        ///
+        /// - Returns: `false` when it is not needed (that run is over and no terminal call is
+        ///   pending, another subscription is held, or the scheduler is gone): the caller
+        ///   withdraws it.
+        mutating func store(_ subscription: ShutdownSubscription, forRun run: UInt64) -> Bool {
+            guard self.shutDown == nil, self.subscription == nil,
+                  (self.phase != .idle && self.runStart == run) || !self.pendingEndings.isEmpty
+            else { return false }
+            self.subscription = subscription
+            return true
+        }
+
+        /// Keeps terminal calls that are about to be handed to the scheduler.
+        mutating func addPendingEndings(_ deliveries: [EndingDelivery]) -> EndingBatch {
+            self.nextBatch &+= 1
+            let batch = EndingBatch(number: self.nextBatch, deliveries: deliveries)
+            self.pendingEndings[batch.number] = batch
+            return batch
         }
 
         /// Records the handle of armed work `sequence`.
@@ -171,13 +240,16 @@ extension CountdownManager {
             self.phase = .ticking(sequence)
             self.armedHandle = nil
 
-            let elapsed = clockNow &- self.gridOrigin
-            var standsFor = (elapsed &+ interval / 2) / interval
-            if standsFor <= self.lastTickIndex { standsFor = self.lastTickIndex &+ 1 }
-            let missed = Int(standsFor &- self.lastTickIndex &- 1)
+            // Saturating: a huge interval or a far clock reading pins the grid at the end of time.
+            let elapsed = clockNow.saturatingSubtracting(self.gridOrigin)
+            var standsFor = elapsed.saturatingAdding(interval / 2) / interval
+            if standsFor <= self.lastTickIndex { standsFor = self.lastTickIndex.saturatingAdding(1) }
+            let missed = Int(standsFor.saturatingSubtracting(self.lastTickIndex.saturatingAdding(1)))
             self.lastTickIndex = standsFor
-            let nextPoint = self.gridOrigin &+ (standsFor &+ 1) &* interval
-            let next = ArmDecision(deadline: schedulerNow.advanced(by: .nanoseconds(nextPoint &- clockNow)))
+            let nextPoint = self.gridOrigin.saturatingAdding(
+                standsFor.saturatingAdding(1).saturatingMultiplied(by: interval))
+            let next = ArmDecision(
+                deadline: schedulerNow.advanced(by: .nanoseconds(nextPoint.saturatingSubtracting(clockNow))))
 
             // Read pass over the contiguous table: no slot is copied (a copy of a weak reference
             // costs a side-table retain), one delivery per live countdown. Collected backwards so
@@ -191,13 +263,15 @@ extension CountdownManager {
                     defer { position &-= 1 }
                     guard let receiver = slots[position].receiver else {
                         self.removals.append(position)
+                        self.releasedCount += 1
                         continue
                     }
-                    let left = slots[position].deadline &- clockNow
+                    let left = slots[position].deadline.saturatingSubtracting(clockNow)
                     let isFinal = left <= finishingTolerance
                     if isFinal { self.removals.append(position) }
                     self.batch.append(
-                        Delivery(receiver: receiver, registration: slots[position].registration,
+                        Delivery(receiver: receiver, key: slots[position].key,
+                                 registration: slots[position].registration,
                                  remaining: isFinal ? 0 : left, isFinal: isFinal))
                 }
             }
@@ -211,13 +285,10 @@ extension CountdownManager {
         }
 
         /// Ends tick `sequence`: arms the next tick if countdowns remain, or goes idle.
-        mutating func endTick(_ sequence: UInt64, next: ArmDecision) -> ArmAction? {
-            guard self.phase == .ticking(sequence) else { return nil }  // stopped or restarted meanwhile
-            if self.slots.isEmpty {
-                self.phase = .idle
-                return nil
-            }
-            return self.arm(at: next.deadline)
+        mutating func endTick(_ sequence: UInt64, next: ArmDecision) -> (ArmAction?, TickerStop?) {
+            guard self.phase == .ticking(sequence) else { return (nil, nil) }  // stopped or restarted meanwhile
+            if self.slots.isEmpty { return (nil, self.goIdle()) }
+            return (self.arm(at: next.deadline), nil)
         }
 
         // MARK: Invariants

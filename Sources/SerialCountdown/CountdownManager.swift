@@ -35,19 +35,31 @@ import SerialCore
 /// deadline. (That tolerance absorbs the microseconds between a tick and a registration made
 /// just after it — for instance from a handler — which would otherwise cost a whole interval.)
 ///
-/// **Endings.** A handler is called on each tick until exactly one of: the final tick
-/// (`end == .finished`, remaining zero); a call in which it set the stop flag (its last);
-/// `cancel(_:)`/`cancelAll()` (one more call with `end == .cancelled`); re-registration (the new
-/// handler takes over, the old one is not called again); the receiver's release (no call at all:
-/// the manager never calls a handler for a receiver that is gone).
+/// **Endings.** A handler is called on each tick until its countdown ends, and then exactly once
+/// more with `end` set to the reason (`CountdownTick.isFinal`):
+/// - `.finished`: the final tick, remaining zero;
+/// - `.stopped`: the handler set the stop flag; the call comes right after that one;
+/// - `.cancelled`: `cancel(_:)` or `cancelAll()`;
+/// - `.replaced`: `register` was called again for the receiver (the new handler takes over);
+/// - `.shutDown(reason)`: the queue was shut down or released, so no tick can come.
+///
+/// The one ending without a call is the receiver's release: the manager never calls a handler for
+/// a receiver that is gone, not even later in the tick that was running when it went.
+/// `releasedReceiverCount` counts those endings instead.
 ///
 /// **Threads.** Every method may be called from any thread, including from inside a handler
 /// (register, cancel, stop — the manager's own included): handlers always run with no lock held.
-/// Handlers and the ticker run on `queue`, one at a time.
+/// Handlers and the ticker run on `queue`, one at a time, with one exception: once the queue has
+/// stopped for good, the `.shutDown` calls (and a `.cancelled` or `.replaced` call the queue
+/// refused) are made on the thread that learnt it — the queue's worker as its last act when the
+/// shutdown itself tells the manager, otherwise the thread whose call the queue refused.
 ///
-/// **Lifetime.** While countdowns exist, the armed tick on `queue` keeps the manager alive; with
-/// none left it holds nothing. `queue` must outlive the countdowns: shutting it down stops their
-/// ticks (and later calls that need the queue trap like any work submitted after shutdown).
+/// **Shutdown.** When `queue` stops for good, every countdown ends with `.shutDown(reason)`
+/// (nothing traps, nothing is lost), and later `register` calls return `.refused(reason)` after
+/// their handler's one `.shutDown` call.
+///
+/// **Lifetime.** While countdowns exist, the armed tick and a shutdown subscription on `queue`
+/// keep the manager alive; with none left it holds nothing on the queue.
 public final class CountdownManager: Sendable {
     /// The time between two shared ticks.
     public let interval: Duration
@@ -80,8 +92,8 @@ public final class CountdownManager: Sendable {
     }
 
     deinit {
-        // Only reachable with countdowns left if the queue dropped the armed tick (shutdown).
-        // Adapters waiting on them (async sequences) are told, so they do not wait forever.
+        // Unreachable with countdowns left (the armed tick or the shutdown subscription holds the
+        // manager while they exist); kept so an adapter (async sequence) never waits forever.
         let abandoned = self.state.withLock { state in
             let registrations = state.slots.map(\.registration)
             state.slots.removeAll()
@@ -95,14 +107,21 @@ public final class CountdownManager: Sendable {
     /// queue at every shared tick until the countdown ends.
     ///
     /// `handler(receiver, tick, &stop)` gets the receiver (alive for the call), the time left and
-    /// ticks missed, and a stop flag: set it to `true` to end the countdown at once — that call is
-    /// the last. See the type's documentation for the first-tick policy and every ending.
+    /// ticks missed, and a stop flag: set it to `true` to end the countdown at once — no tick
+    /// follows, only its one terminal call, `end == .stopped`, right after. Every countdown ends
+    /// with exactly one call whose `end` is set, except one whose receiver was released (no call
+    /// at all). See the type's documentation for the first-tick policy and every ending.
     ///
     /// If `receiver` already has a countdown, its handler and deadline are replaced (it keeps its
-    /// place in the shared ticker). From the queue (inside a handler) the old handler is never
-    /// called again; from another thread, only a tick call the queue had already begun may still
-    /// run. A `duration` of zero or less finishes on the next shared tick. Setting the stop flag
-    /// on the final call changes nothing (the countdown has already finished).
+    /// place in the shared ticker) and the old handler gets one last call, on the queue, with
+    /// `end == .replaced`. From the queue (inside a handler) the old handler gets no tick call
+    /// after that; from another thread, only a tick call the queue had already begun may still
+    /// run. A `duration` of zero or less (however negative) finishes on the next shared tick; a
+    /// huge one saturates at the end of time instead of wrapping. Setting the stop flag on the
+    /// final call changes nothing (the countdown has already finished).
+    ///
+    /// Once the queue has stopped for good, no countdown starts: `handler` gets its one call,
+    /// `end == .shutDown(reason)`, on the calling thread, and this returns `.refused(reason)`.
     ///
     /// Handlers share the queue and the tick: keep them short, since a slow one delays every
     /// other countdown's call.
@@ -111,7 +130,8 @@ public final class CountdownManager: Sendable {
     ///   - receiver: The object the countdown belongs to; held weakly.
     ///   - duration: The time from now until the countdown finishes.
     ///   - handler: Called on the manager's queue, never with a lock held.
-    /// - Returns: `.started`, or `.replaced` when the receiver's countdown was running.
+    /// - Returns: `.started`; `.replaced` when the receiver's countdown was running; `.refused`
+    ///   when the queue has stopped for good.
     /// - Complexity: O(1) amortized.
     @discardableResult
     public func register<Receiver: AnyObject & Sendable>(
@@ -128,7 +148,8 @@ public final class CountdownManager: Sendable {
 
     /// Ends `receiver`'s countdown. Its handler gets one last call, on the queue, with
     /// `end == .cancelled` and the time that was left — unless the receiver is released before
-    /// that call is made.
+    /// that call is made. (If the queue refuses that call, having just stopped for good, the
+    /// call is made on the calling thread before this returns.)
     ///
     /// Called from the manager's queue (a handler), no tick call of that countdown follows.
     /// Called from another thread while a tick is delivering, a tick call already started may
@@ -140,19 +161,20 @@ public final class CountdownManager: Sendable {
     @discardableResult
     public func cancel(_ receiver: AnyObject) -> Bool {
         var released: [Registration] = []
-        let (cancelled, stopTicker) = self.state.withLock { state -> (CancelledDelivery?, DelayedWork?) in
+        let (cancelled, stopTicker) = self.state.withLock { state -> (EndingBatch?, TickerStop?) in
             guard let position = state.position(of: receiver, released: &released) else {
                 return (nil, state.stopIfEmpty())
             }
             let slot = state.slots[position]
-            let left = max(0, slot.deadline &- self.clockNanoseconds())
+            let left = max(0, slot.deadline.saturatingSubtracting(self.clockNanoseconds()))
             let registration = state.removeSlot(at: position)
-            let delivery = CancelledDelivery(receiver: slot.receiver, registration: registration, remaining: left)
-            return (delivery, state.stopIfEmpty())
+            let delivery = EndingDelivery(
+                receiver: slot.receiver, registration: registration, remaining: left, end: .cancelled)
+            return (state.addPendingEndings([delivery]), state.stopIfEmpty())
         }
-        stopTicker?.cancel()
+        stopTicker?.apply()
         guard let cancelled else { return false }
-        self.deliverCancelled([cancelled])
+        self.deliverEndings(cancelled)
         return true
     }
 
@@ -164,26 +186,29 @@ public final class CountdownManager: Sendable {
     @discardableResult
     public func cancelAll() -> Int {
         var ended: [Registration] = []
-        let (cancelled, stopTicker) = self.state.withLock { state -> ([CancelledDelivery], DelayedWork?) in
+        let (cancelled, stopTicker) = self.state.withLock { state -> (EndingBatch?, TickerStop?) in
             let now = self.clockNanoseconds()
-            var deliveries: [CancelledDelivery] = []
+            var deliveries: [EndingDelivery] = []
             deliveries.reserveCapacity(state.slots.count)
             ended.reserveCapacity(state.slots.count)
             for slot in state.slots {
                 slot.registration.end()
                 ended.append(slot.registration)  // released after unlocking, with the slots' last references
-                guard let receiver = slot.receiver else { continue }
+                guard let receiver = slot.receiver else {
+                    state.releasedCount += 1
+                    continue
+                }
                 deliveries.append(
-                    CancelledDelivery(receiver: receiver, registration: slot.registration,
-                                      remaining: max(0, slot.deadline &- now)))
+                    EndingDelivery(receiver: receiver, registration: slot.registration,
+                                   remaining: max(0, slot.deadline.saturatingSubtracting(now)), end: .cancelled))
             }
             state.slots.removeAll(keepingCapacity: true)
             state.index.removeAll(keepingCapacity: true)
-            return (deliveries, state.stopIfEmpty())
+            return (deliveries.isEmpty ? nil : state.addPendingEndings(deliveries), state.stopIfEmpty())
         }
-        stopTicker?.cancel()
-        if !cancelled.isEmpty { self.deliverCancelled(cancelled) }
-        return cancelled.count
+        stopTicker?.apply()
+        if let cancelled { self.deliverEndings(cancelled) }
+        return cancelled?.deliveries.count ?? 0
     }
 
     /// How many countdowns are running (released receivers not yet purged by a tick included).
@@ -211,8 +236,17 @@ public final class CountdownManager: Sendable {
             guard let position = state.index[ObjectIdentifier(receiver)],
                   state.slots[position].receiver === receiver
             else { return nil }
-            return .nanoseconds(max(0, state.slots[position].deadline &- self.clockNanoseconds()))
+            return .nanoseconds(max(0, state.slots[position].deadline.saturatingSubtracting(self.clockNanoseconds())))
         }
+    }
+
+    /// How many countdowns have ended because their receiver was released: the endings that make
+    /// no call. Counted when the manager finds the receiver gone (at the next tick, or when a call
+    /// was due).
+    ///
+    /// - Complexity: O(1).
+    public var releasedReceiverCount: Int {
+        self.state.withLock { $0.releasedCount }
     }
 
     // MARK: Internals shared with the ticker and the async sequence
@@ -226,45 +260,65 @@ public final class CountdownManager: Sendable {
     func insert(
         _ receiver: any CountdownReceiver, duration: Duration, registration: Registration
     ) -> CountdownRegistration {
-        let (outcome, previous, arm) = self.state.withLock { state in
+        let (outcome, replaced, arm) = self.state.withLock {
+            state -> (CountdownRegistration, EndingBatch?, ArmAction?) in
+            if let reason = state.shutDown { return (.refused(reason), nil, nil) }
             // Clock first, scheduler second: the first tick is then never early on the clock.
             let now = self.clockNanoseconds()
-            let (deadline, overflow) = now.addingReportingOverflow(duration.saturatingNanoseconds)
-            let (outcome, previous) = state.insert(
-                receiver, deadline: overflow ? (duration > .zero ? .max : .min) : deadline,
-                registration: registration)
+            // A duration of zero or less is due now (finishes on the next tick); a huge one
+            // saturates: neither wraps around.
+            let deadline = now.saturatingAdding(Swift.max(0, duration.saturatingNanoseconds))
+            let (outcome, previous, previousDeadline) = state.insert(
+                receiver, deadline: deadline, registration: registration)
+            let replaced = outcome == .replaced
+                ? previous.map {
+                    state.addPendingEndings([
+                        EndingDelivery(
+                            receiver: receiver, registration: $0,
+                            remaining: Swift.max(0, previousDeadline.saturatingSubtracting(now)), end: .replaced)
+                    ])
+                }
+                : nil
             // The scheduler's clock is read only when the ticker has to start.
             let arm = state.phase == .idle
                 ? state.startIfIdle(clockNow: now, schedulerNow: self.scheduler.now, interval: self.intervalNanoseconds)
                 : nil
-            return (outcome, previous, arm)
+            return (outcome, replaced, arm)
         }
-        _ = consume previous  // released here, outside the lock: it may run user deinitializers
-        if let arm { self.arm(arm) }
+        if case .refused(let reason) = outcome {
+            var ignored = false
+            registration.handler(receiver, CountdownTick(remaining: duration.clampedRemaining, end: .shutDown(reason)), &ignored)
+            return outcome
+        }
+        if let replaced { self.deliverEndings(replaced) }
+        if let arm {
+            self.arm(arm)
+            // The scheduler had stopped before this call: the countdown ended with `.shutDown`.
+            if !registration.isLive, let reason = self.state.withLock({ $0.shutDown }) { return .refused(reason) }
+        }
         return outcome
     }
 
-    /// Removes the countdown held by exactly `registration` (under `key`), without a
-    /// `.cancelled` call. For the stop flag and for async sequences whose consumer went away.
-    func remove(_ registration: Registration, key: ObjectIdentifier) {
-        let stopTicker = self.state.withLock { state -> DelayedWork? in
+    /// Removes the countdown held by exactly `registration` (under `key`), without a call. For
+    /// the stop flag (whose caller makes the `.stopped` call) and for async sequences whose
+    /// consumer went away.
+    ///
+    /// - Returns: Whether it was still in the table (`false`: something else ended it).
+    @discardableResult
+    func remove(_ registration: Registration, key: ObjectIdentifier) -> Bool {
+        let (removed, stopTicker) = self.state.withLock { state -> (Bool, TickerStop?) in
             guard let position = state.index[key], state.slots[position].registration === registration else {
-                return nil
+                return (false, nil)
             }
             _ = state.removeSlot(at: position)  // `registration` is still referenced by the caller
-            return state.stopIfEmpty()
+            return (true, state.stopIfEmpty())
         }
-        stopTicker?.cancel()
+        stopTicker?.apply()
+        return removed
     }
+}
 
-    private func deliverCancelled(_ deliveries: [CancelledDelivery]) {
-        try! self.scheduler.execute {
-            for delivery in deliveries {
-                guard let receiver = delivery.receiver else { continue }
-                var ignored = false
-                delivery.registration.handler(
-                    receiver, CountdownTick(remaining: .nanoseconds(delivery.remaining), end: .cancelled), &ignored)
-            }
-        }
-    }
+extension Duration {
+    /// The time a countdown of this duration has left at its start: never negative.
+    var clampedRemaining: Duration { self < .zero ? .zero : self }
 }

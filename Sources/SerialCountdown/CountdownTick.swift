@@ -1,8 +1,11 @@
+import SerialCore
+
 /// What a countdown's handler is told on each call: the time left, the ticks skipped since the
 /// previous tick, and whether this is the last call.
 ///
-/// A handler receives ticks with `end == nil` while the countdown runs, then at most one call
-/// with `end` set (`isFinal`), after which it is never called again.
+/// A handler receives ticks with `end == nil` while the countdown runs, then exactly one call
+/// with `end` set (`isFinal`) saying why it ended, after which it is never called again. The
+/// one exception: a countdown whose receiver was released gets no call at all.
 public struct CountdownTick: Sendable, Hashable, CustomStringConvertible {
     /// The time left until the countdown's deadline, never negative; zero when `end` is
     /// `.finished` (even when the final tick came up to 1/64 interval before the deadline).
@@ -12,7 +15,8 @@ public struct CountdownTick: Sendable, Hashable, CustomStringConvertible {
 
     /// How many shared ticks fell due since the manager's previous tick but were not delivered —
     /// because the system was suspended or the queue was too busy. Missed ticks are skipped,
-    /// never delivered in a burst. Zero on a `.cancelled` call.
+    /// never delivered in a burst. Zero on a call made outside a tick (`.cancelled`, `.replaced`,
+    /// `.shutDown`).
     public var missedTicks: Int
 
     /// Why the countdown ended, on its last call; `nil` while it runs.
@@ -37,24 +41,45 @@ public struct CountdownTick: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// How a countdown ended, when its handler is told.
+/// How a countdown ended: the reason its handler's last call carries.
 ///
-/// Three other endings call the handler no more: setting the stop flag (the handler already
-/// knows: the call in which it set the flag was its last), the receiver's release (there is no
-/// one left to tell), and re-registering the receiver (`register` returns `.replaced`; the new
-/// handler takes over the countdown).
-public enum CountdownEnd: Sendable, Hashable {
+/// Every ending calls the handler once more with its reason, except the receiver's release:
+/// there is no one left to tell (the manager counts those in `releasedReceiverCount`).
+public enum CountdownEnd: Sendable, Hashable, CustomStringConvertible {
     /// The deadline passed: `remaining` is zero.
     case finished
+    /// The handler set the stop flag; this call comes right after that one, in the same tick,
+    /// with the same `remaining`.
+    case stopped
     /// `cancel(_:)` or `cancelAll()` ended it; `remaining` is the time that was left then.
     case cancelled
+    /// `register` was called again for the same receiver; the new handler has taken over.
+    /// `remaining` is the time the old countdown had left.
+    case replaced
+    /// The manager's scheduler stopped for good (its queue was shut down or released), so no
+    /// tick can come; `remaining` is the time that was left then.
+    case shutDown(SchedulingError)
+
+    /// The reason in a few words, for logs.
+    public var description: String {
+        switch self {
+        case .finished: return "finished"
+        case .stopped: return "stopped"
+        case .cancelled: return "cancelled"
+        case .replaced: return "replaced"
+        case .shutDown(let reason): return "ended: \(reason)"
+        }
+    }
 }
 
 /// What `register` did.
 public enum CountdownRegistration: Sendable, Hashable {
     /// No countdown of this receiver was running; a new one started.
     case started
-    /// A countdown of this receiver was running; its handler and deadline were replaced, and the
-    /// old handler will not be called again.
+    /// A countdown of this receiver was running; its handler and deadline were replaced. The old
+    /// handler gets one last call, with `end == .replaced`, and no tick after it.
     case replaced
+    /// The manager's scheduler had stopped for good: no countdown runs. The handler got its one
+    /// call, `end == .shutDown(reason)`, on the calling thread before `register` returned.
+    case refused(SchedulingError)
 }

@@ -5,7 +5,8 @@ public enum PollOutcome<Value: Sendable>: Sendable {
     /// A response passed the `isDone` test; its value.
     case completed(Value)
     /// `PollPolicy.Backoff.maximumConsecutiveErrors` errors in a row; the last one (a query's
-    /// own error, or `PollError.attemptTimedOut`).
+    /// own error, or `PollError.attemptTimedOut`). Or the poller's scheduler stopped for good:
+    /// `PollError.schedulerShutDown`.
     case failed(any Error)
     /// The policy's overall deadline passed, or the next query would have started at or after it.
     case timedOut
@@ -32,6 +33,9 @@ public enum PollError: Error, Hashable, CustomStringConvertible {
     case attemptTimedOut(attempt: Int, after: Duration)
     /// Thrown by `updates` when the poll's deadline passed (outcome `timedOut`).
     case timedOut
+    /// The poller's scheduler stopped for good (its `SerialQueue` was shut down or released):
+    /// the session could not go on, or could not start. The outcome is `failed` with this error.
+    case schedulerShutDown(SchedulingError)
 
     /// A sentence saying what happened.
     public var description: String {
@@ -40,6 +44,8 @@ public enum PollError: Error, Hashable, CustomStringConvertible {
             return "poll attempt \(attempt) got no response within \(after)"
         case .timedOut:
             return "poll deadline passed before the job was done"
+        case .schedulerShutDown(let reason):
+            return "poll stopped: \(reason)"
         }
     }
 }

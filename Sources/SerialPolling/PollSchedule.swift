@@ -23,7 +23,9 @@ enum PollSchedule {
     /// The largest delay after `consecutiveErrors` errors in a row (1 for the first):
     /// `min(maximum, minimum × 2^(consecutiveErrors − 1))`, saturating instead of overflowing.
     static func backoffCeiling(consecutiveErrors: Int, minimum: Duration, maximum: Duration) -> Duration {
-        precondition(consecutiveErrors >= 1, "backoffCeiling: consecutiveErrors \(consecutiveErrors) < 1")
+        if consecutiveErrors < 1 {
+            PollingMisuse.internalInconsistency("backoffCeiling: consecutiveErrors \(consecutiveErrors) < 1")
+        }
         let minimumNanoseconds = minimum.saturatingNanoseconds
         let maximumNanoseconds = maximum.saturatingNanoseconds
         let shift = consecutiveErrors - 1

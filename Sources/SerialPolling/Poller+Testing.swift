@@ -3,9 +3,6 @@ extension Poller {
     /// Responses ignored because their attempt was not the one in flight, over all sessions.
     package var _droppedResponses: Int { self.state.withLock { $0.droppedResponses } }
 
-    /// Queries started in the current (or last) session.
-    package var _attempts: Int { self.state.withLock { $0.attempts } }
-
     /// Whether the poller waits for its next query's time (no query in flight, not finished).
     package var _isWaiting: Bool {
         self.state.withLock { state in

@@ -107,6 +107,14 @@ extension Poller {
 
         private var outbox: [Delivery] = []
         private var drainScheduled = false
+        /// Whether the drain claim is held by a thread delivering outside the scheduler (after
+        /// it refused work), rather than by delivery work given to the scheduler.
+        private var drainingInline = false
+        /// Set once the scheduler stopped for good: every session ends at once with
+        /// `failed(PollError.schedulerShutDown)`, delivered off the scheduler.
+        private(set) var schedulerGone: SchedulingError? = nil
+        /// Withdrawn when the poller is released idle.
+        var shutdownSubscription: ShutdownSubscription? = nil
 
         /// Responses ignored because their attempt was no longer the one in flight (all sessions).
         private(set) var droppedResponses = 0
@@ -122,6 +130,9 @@ extension Poller {
             case .idle, .finished: return false
             }
         }
+
+        /// Nothing running and nothing left to deliver: the poller needs its scheduler no more.
+        var isQuiet: Bool { !self.isRunning && self.outbox.isEmpty && !self.drainScheduled }
 
         var outcome: PollOutcome<Value>? {
             if case .finished(let outcome) = self.phase { return outcome }
@@ -142,6 +153,10 @@ extension Poller {
             self.lastProgress = nil
             self.outcomeDecided = false
             var effects = Effects()
+            if let reason = self.schedulerGone {
+                self.finish(.failed(PollError.schedulerShutDown(reason)), &effects)
+                return effects
+            }
             let first = self.policy.startsImmediately ? now : now.advanced(by: self.policy.interval)
             self.scheduleQuery(at: first, &effects)
             self.checkInvariants()
@@ -264,11 +279,42 @@ extension Poller {
             return (true, effects)
         }
 
+        /// The scheduler stopped for good: ends the running session with
+        /// `failed(PollError.schedulerShutDown(reason))`; later sessions end that way at once.
+        ///
+        /// - Returns: The effects (timer and task to cancel), and whether the caller must deliver
+        ///   the outbox itself, here: when it holds the drain claim (`holdingClaim`: the scheduler
+        ///   refused its delivery work), when nobody does, or — `afterLastWork`, from the
+        ///   scheduler's shutdown handler — when the claim belongs to delivery work the scheduler
+        ///   dropped. Idempotent.
+        mutating func schedulerShutDown(
+            _ reason: SchedulingError, holdingClaim: Bool, afterLastWork: Bool
+        ) -> (effects: Effects, deliverHere: Bool) {
+            if self.schedulerGone == nil { self.schedulerGone = reason }
+            var effects = Effects()
+            if self.isRunning { self.finish(.failed(PollError.schedulerShutDown(reason)), &effects) }
+            // A claim made just now by `finish`, or the caller's own, is ours to deliver.
+            var deliverHere = holdingClaim || effects.scheduleDrain
+            effects.scheduleDrain = false
+            if !deliverHere && !self.outbox.isEmpty {
+                if !self.drainScheduled {
+                    self.drainScheduled = true
+                    deliverHere = true
+                } else if afterLastWork && !self.drainingInline {
+                    deliverHere = true  // the scheduler dropped the delivery work holding the claim
+                }
+            }
+            if deliverHere { self.drainingInline = true }
+            self.checkInvariants()
+            return (effects, deliverHere)
+        }
+
         /// Takes every decided delivery, in order; an empty result ends the drain (the next
         /// delivery schedules a new one).
         mutating func takeDeliveries() -> [Delivery] {
             if self.outbox.isEmpty {
                 self.drainScheduled = false
+                self.drainingInline = false
                 return []
             }
             var batch: [Delivery] = []

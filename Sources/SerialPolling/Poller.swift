@@ -51,9 +51,17 @@ import SerialCore
 /// outside the poller's lock, on the thread that delivered the response.
 ///
 /// **Lifetime.** A running session keeps the poller alive (its timer and its query's
-/// completion refer to it) until its outcome; `cancel()` ends it early. The scheduler must
-/// accept work until the outcome is delivered: shutting a `SerialQueue` down under a running
-/// poller traps in the queue, so cancel the poll (and let its outcome through) first.
+/// completion refer to it) until its outcome; `cancel()` ends it early.
+///
+/// **Scheduler shutdown.** When `scheduler` stops for good (its `SerialQueue` shut down or
+/// released), the running session ends with its one outcome,
+/// `failed(PollError.schedulerShutDown(reason))`, after the updates decided before it; an
+/// outcome already decided but not yet delivered is still delivered; a later `start` ends its
+/// session the same way at once. Nothing traps. Those deliveries run on the thread that learnt
+/// of the shutdown, since the scheduler runs nothing more: on a `SerialQueue`, its worker as its
+/// last act (inside `shutdown()`); otherwise the thread whose call the scheduler refused (a
+/// `start`, a `cancel`, a query's reply). The poller's shutdown handler on `scheduler` holds its
+/// state, not the poller; it is withdrawn when the poller is released with nothing running.
 ///
 /// - Invariant: each session (each `start`) ends with exactly one `PollOutcome`, delivered
 ///   once, after all of its updates — whatever the race between responses, timers and `cancel`.
@@ -99,6 +107,22 @@ public final class Poller<Value: Sendable>: Sendable {
         self.isSame = isSame
         self.progress = progress
         self.state = LockedValue(State(policy: policy, random: random))
+        // Holds the state only (a released poller's running session still gets its outcome).
+        // Runs at once when the scheduler has already stopped.
+        let state = self.state
+        let subscription = scheduler.whenShutDown { reason in
+            Poller.schedulerDidShutDown(reason, state: state, holdingClaim: false, afterLastWork: true)
+        }
+        self.state.withLock { $0.shutdownSubscription = subscription }
+    }
+
+    deinit {
+        // Released while a session runs (its timer was dropped by a stopping scheduler): the
+        // handler stays, to end that session when the shutdown completes.
+        let idle = self.state.withLock { state -> ShutdownSubscription? in
+            state.isQuiet ? state.shutdownSubscription : nil
+        }
+        idle?.cancel()
     }
 
     /// Creates a poller for a completion-based query.
@@ -151,6 +175,10 @@ public final class Poller<Value: Sendable>: Sendable {
     /// runs exactly once, after the session's last update. A poller may be started again
     /// after its outcome was decided (even from `onOutcome`); the new session has a new epoch,
     /// fresh change detection and error count, and ignores every response of the old one.
+    ///
+    /// Once the scheduler has stopped for good, the session ends at once with
+    /// `failed(PollError.schedulerShutDown(reason))`, delivered on the calling thread before this
+    /// returns; no query runs.
     ///
     /// - Returns: the session's number (its epoch), as in `PollAttempt.session`.
     /// - Complexity: O(1); the query itself is not run on the caller's thread.
@@ -231,25 +259,49 @@ public final class Poller<Value: Sendable>: Sendable {
     private func perform(_ effects: Effects) {
         effects.cancelTimer?.cancel()
         effects.cancelTask?.cancel()
+        var refused = false
         if let arm = effects.arm {
             let ticket = arm.ticket
-            let handle: DelayedWork
-            switch arm.kind {
-            case .nextQuery:
-                handle = try! self.scheduler.schedule(at: arm.at) { self.nextQueryFired(ticket) }
-            case .attemptTimeout:
-                handle = try! self.scheduler.schedule(at: arm.at) { self.attemptTimeoutFired(ticket) }
-            }
-            if !self.state.withLock({ $0.attach(timer: handle, kind: arm.kind, to: ticket) }) {
-                handle.cancel()
+            do {
+                let handle: DelayedWork
+                switch arm.kind {
+                case .nextQuery:
+                    handle = try self.scheduler.schedule(at: arm.at) { self.nextQueryFired(ticket) }
+                case .attemptTimeout:
+                    handle = try self.scheduler.schedule(at: arm.at) { self.attemptTimeoutFired(ticket) }
+                }
+                if !self.state.withLock({ $0.attach(timer: handle, kind: arm.kind, to: ticket) }) {
+                    handle.cancel()
+                }
+            } catch {
+                // The session has ended with the shutdown: its query does not start.
+                refused = true
+                Poller.schedulerDidShutDown(error, state: self.state, holdingClaim: false, afterLastWork: false)
             }
         }
         if effects.scheduleDrain {
-            try! self.scheduler.execute { self.drainDeliveries() }
+            do {
+                try self.scheduler.execute { Poller.deliver(self.state) }
+            } catch {
+                Poller.schedulerDidShutDown(error, state: self.state, holdingClaim: true, afterLastWork: false)
+            }
         }
-        if let start = effects.startQuery {
+        if !refused, let start = effects.startQuery {
             self.runQuery(start.attempt, ticket: start.ticket)
         }
+    }
+
+    /// The scheduler stopped for good: ends the running session, and delivers here what the
+    /// scheduler no longer will (see `State.schedulerShutDown`).
+    private static func schedulerDidShutDown(
+        _ reason: SchedulingError, state: LockedValue<State>, holdingClaim: Bool, afterLastWork: Bool
+    ) {
+        let (effects, deliverHere) = state.withLock {
+            $0.schedulerShutDown(reason, holdingClaim: holdingClaim, afterLastWork: afterLastWork)
+        }
+        effects.cancelTimer?.cancel()
+        effects.cancelTask?.cancel()
+        if deliverHere { Poller.deliver(state) }
     }
 
     private func runQuery(_ attempt: PollAttempt, ticket: Ticket) {
@@ -272,10 +324,11 @@ public final class Poller<Value: Sendable>: Sendable {
         }
     }
 
-    /// Delivers decided events on the scheduler, in order, outside the lock.
-    private func drainDeliveries() {
+    /// Delivers decided events in order, outside the lock: on the scheduler, or on the thread
+    /// that found it stopped.
+    private static func deliver(_ state: LockedValue<State>) {
         while true {
-            let batch = self.state.withLock { $0.takeDeliveries() }
+            let batch = state.withLock { $0.takeDeliveries() }
             if batch.isEmpty { return }
             for delivery in batch {
                 switch delivery {
@@ -287,6 +340,10 @@ public final class Poller<Value: Sendable>: Sendable {
     }
 }
 
+// Why four public initializers and not one: the query's form (completion or async) is chosen
+// by the trailing closure's shape, which needs one overload per form, and `isSame` can default
+// to `==` only in an extension constrained to `Equatable`. One designated initializer does the
+// work; these four only forward to it, so the trailing-closure call sites stay as they are.
 extension Poller where Value: Equatable {
     /// Creates a poller for a completion-based query whose values are compared with `==`.
     ///

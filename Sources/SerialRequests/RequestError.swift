@@ -1,3 +1,5 @@
+import SerialCore
+
 /// Why a request ended without a response. Every submitted request ends exactly once, either with
 /// a response or with one of these.
 public enum RequestError: Error, CustomStringConvertible {
@@ -26,6 +28,10 @@ public enum RequestError: Error, CustomStringConvertible {
     case cancelled
     /// The queue was shut down before the request ended (or before it was submitted).
     case shutDown
+    /// The queue's scheduler stopped for good (its `SerialQueue` was shut down or released)
+    /// before the request ended, or before it was submitted: nothing more could be sent, timed
+    /// or delivered on it.
+    case schedulerShutDown(SchedulingError)
 
     /// The case and, where there is one, the underlying error, for logs and messages.
     public var description: String {
@@ -51,6 +57,8 @@ public enum RequestError: Error, CustomStringConvertible {
             return "request cancelled"
         case .shutDown:
             return "request queue shut down"
+        case .schedulerShutDown(let reason):
+            return "request queue's \(reason)"
         }
     }
 }

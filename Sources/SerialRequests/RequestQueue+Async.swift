@@ -5,7 +5,8 @@ extension RequestQueue {
     /// already ended).
     ///
     /// Same ordering, limits and exactly-once guarantee as `submit`; the result is handed over
-    /// from the scheduler, so the scheduler must keep running for this call to return.
+    /// from the scheduler, or with `RequestError.schedulerShutDown` when the scheduler stops for
+    /// good first.
     public func response(
         for request: Request,
         priority: RequestPriority = .default,

@@ -1,6 +1,8 @@
 extension RequestQueue {
     /// The limits of a `RequestQueue`. Invalid values trap in `RequestQueue.init` with a message
-    /// naming the field (they are programmer errors, not conditions to handle at run time).
+    /// naming the field (they are programmer errors, not conditions to handle at run time); every
+    /// field is checked there, so a valid configuration never traps later. Durations may be as
+    /// long as `Duration` allows: where they meet the clock they saturate at the end of time.
     public struct Configuration: Sendable {
         /// Requests in flight at once, the credential refresh included. At least 1.
         public var maximumConcurrent: Int
@@ -68,6 +70,7 @@ extension RequestQueue {
             }
             let backoff = self.retryBackoff
             require(backoff.initial >= .zero, "retryBackoff.initial", backoff.initial, "at least zero")
+            require(backoff.multiplier.isFinite, "retryBackoff.multiplier", backoff.multiplier, "finite")
             require(backoff.multiplier >= 1, "retryBackoff.multiplier", backoff.multiplier, "at least 1")
             require(
                 backoff.maximum >= backoff.initial, "retryBackoff.maximum", backoff.maximum,

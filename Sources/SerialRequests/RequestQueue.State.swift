@@ -71,9 +71,19 @@ extension RequestQueue {
         var nextID: UInt64 = 1
         var nextToken: UInt64 = 1
         var lastSubmittedAt = MonotonicInstant(nanoseconds: 0)
-        var isShutDown = false
+        /// Why submissions are refused (`.shutDown` or `.schedulerShutDown`); `nil` while open.
+        var refusal: RequestError? = nil
+        var isShutDown: Bool { self.refusal != nil }
+        /// Set once the scheduler stopped for good: effects are performed on the thread that
+        /// learnt it (or a later caller's), never again on the scheduler.
+        var schedulerGone: SchedulingError? = nil
         var effects: [Effect] = []
         var drainScheduled = false
+        /// Whether the drain claim is held by a thread draining outside the scheduler (after the
+        /// scheduler refused work), rather than by drain work given to the scheduler.
+        var drainingInline = false
+        /// Withdrawn when the queue is released.
+        var shutdownSubscription: ShutdownSubscription? = nil
         var statistics = RequestQueueStatistics()
 
         init(configuration: Configuration, credential: Credential) {
@@ -95,6 +105,7 @@ extension RequestQueue {
         mutating func takeEffects() -> [Effect]? {
             if self.effects.isEmpty {
                 self.drainScheduled = false
+                self.drainingInline = false
                 return nil
             }
             defer { self.effects = [] }
@@ -119,10 +130,10 @@ extension RequestQueue {
             self.nextID += 1
             self.statistics.submitted += 1
             let handle = RequestHandle(id: id, priority: priority, kind: kind, owner: owner)
-            if self.isShutDown {
+            if let refusal = self.refusal {
                 handle.setState(.failure)
                 if let observer { self.effects.append(.notify(observer, .failure)) }
-                self.effects.append(.complete(completion, .failure(.shutDown)))
+                self.effects.append(.complete(completion, .failure(refusal)))
                 self.statistics.failed += 1
                 return handle
             }
@@ -156,9 +167,34 @@ extension RequestQueue {
         /// Ends every unfinished request with `.shutDown`, in submission order; returns how many.
         mutating func shutdown() -> Int {
             if self.isShutDown { return 0 }
-            self.isShutDown = true
+            return self.endAll(with: .shutDown)
+        }
+
+        /// The scheduler stopped for good: ends every unfinished request with
+        /// `.schedulerShutDown(reason)`, refuses later submissions the same way, and drops the
+        /// effects that would need the scheduler (sends, refreshes, timers). Idempotent.
+        ///
+        /// - Returns: How many requests it ended.
+        mutating func schedulerShutDown(_ reason: SchedulingError) -> Int {
+            guard self.schedulerGone == nil else { return 0 }
+            self.schedulerGone = reason
+            let ended = self.endAll(with: .schedulerShutDown(reason))
+            // Their requests have ended; an answer would be ignored and a timer never fires.
+            self.effects.removeAll { effect in
+                switch effect {
+                case .send, .refresh, .armTimeout, .armRetry, .armRefreshTimeout: return true
+                case .notify, .complete, .store, .cancelTimer: return false
+                }
+            }
+            return ended
+        }
+
+        /// Ends every unfinished request with `error`, in submission order, and refuses later
+        /// submissions with it.
+        private mutating func endAll(with error: RequestError) -> Int {
+            self.refusal = error
             let ids = self.entries.keys.sorted()
-            for id in ids { self.finish(id, .failure(.shutDown)) }
+            for id in ids { self.finish(id, .failure(error)) }
             if self.credentials.isActive {
                 self.credentials.abandon()
                 self.runningCount = 0

@@ -33,10 +33,19 @@ import Synchronization
 ///
 /// **Exactly once.** Each submitted request ends once: its completion runs exactly once, after its
 /// last state notification, whether it succeeds, fails, is served from cache, is cancelled, times
-/// out, or the queue shuts down. Answers that arrive after that are ignored.
+/// out, the queue shuts down, or its scheduler does. Answers that arrive after that are ignored.
+///
+/// **Scheduler shutdown.** When `scheduler` stops for good (its `SerialQueue` shut down or
+/// released), every unfinished request ends with `RequestError.schedulerShutDown(reason)` and
+/// later submissions end at once the same way; nothing traps and nothing is lost, including
+/// completions that had been decided but not yet delivered. Those completions and state
+/// notifications then run on the thread that learnt of the shutdown, since the scheduler runs
+/// nothing more: on a `SerialQueue`, its worker as its last act (inside `shutdown()`); otherwise
+/// the thread whose call the scheduler refused (a `submit`, a `cancel`, a transport answer).
 ///
 /// **Lifetime.** Work scheduled on `scheduler` and unfinished requests' handles keep the queue
-/// alive; `shutdown()` ends every request, after which it can be released.
+/// alive; `shutdown()` ends every request, after which it can be released. The queue's shutdown
+/// handler on `scheduler` holds it weakly and is withdrawn when the queue is released.
 public final class RequestQueue<Transport: RequestTransport>: Sendable {
     /// The transport's request type.
     public typealias Request = Transport.Request
@@ -76,11 +85,23 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         self.policy = policy
         self.scheduler = scheduler
         self.state = LockedValue(State(configuration: configuration, credential: credential))
+        // Weak: a long-lived scheduler must not keep released queues alive. Runs at once when the
+        // scheduler has already stopped.
+        let subscription = scheduler.whenShutDown { [weak self] reason in
+            self?.schedulerDidShutDown(reason, afterLastWork: true)
+        }
+        self.state.withLock { $0.shutdownSubscription = subscription }
+    }
+
+    deinit {
+        self.state.withLock { $0.shutdownSubscription }?.cancel()
     }
 
     /// Submits `request`; `completion` runs exactly once, on the scheduler, with its result.
     ///
-    /// After `shutdown()`, the request is not sent: it ends at once with `RequestError.shutDown`.
+    /// After `shutdown()`, the request is not sent: it ends at once with `RequestError.shutDown`
+    /// (`.schedulerShutDown` once the scheduler has stopped: then `completion` runs on the
+    /// calling thread before this returns).
     ///
     /// - Parameters:
     ///   - request: What to send.
@@ -112,7 +133,7 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
                 observer: onStateChange, completion: completion, owner: self, now: now)
             return (handle, state.claimDrain())
         }
-        if drain { try! self.scheduler.execute { self.drain() } }
+        if drain { self.scheduleDrain() }
         return handle
     }
 
@@ -125,7 +146,7 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     @discardableResult
     public func shutdown() -> Int {
         let (ended, drain) = self.state.withLock { state in (state.shutdown(), state.claimDrain()) }
-        if drain { try! self.scheduler.execute { self.drain() } }
+        if drain { self.scheduleDrain() }
         return ended
     }
 
@@ -148,7 +169,43 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
 
     // MARK: Deciding, then acting on the scheduler
 
-    /// Runs, on the scheduler, the effects decided so far and any decided while it runs.
+    /// Has the effects drained on the scheduler. The caller holds the drain claim; if the
+    /// scheduler refuses (it stopped for good), the drain happens here instead.
+    private func scheduleDrain() {
+        do {
+            try self.scheduler.execute { self.drain() }
+        } catch {
+            self.state.withLock { state in
+                _ = state.schedulerShutDown(error)
+                state.drainingInline = true
+            }
+            self.drain()
+        }
+    }
+
+    /// The scheduler stopped for good: end every request, and deliver what is decided here.
+    ///
+    /// `afterLastWork`: called by the scheduler's shutdown handler, after everything it accepted
+    /// ran or was dropped. A drain claim not held by an inline drainer then belongs to drain
+    /// work the scheduler dropped, and is taken over here; before that point (a refusal met by
+    /// some other call) a claim may belong to a drain still running on the scheduler, which
+    /// will deliver what was added.
+    private func schedulerDidShutDown(_ reason: SchedulingError, afterLastWork: Bool) {
+        let drainHere = self.state.withLock { state -> Bool in
+            _ = state.schedulerShutDown(reason)
+            if afterLastWork && state.drainScheduled && !state.drainingInline && !state.effects.isEmpty {
+                state.drainingInline = true
+                return true
+            }
+            guard state.claimDrain() else { return false }
+            state.drainingInline = true
+            return true
+        }
+        if drainHere { self.drain() }
+    }
+
+    /// Runs the effects decided so far and any decided while it runs: on the scheduler, or on the
+    /// thread that found the scheduler gone.
     private func drain() {
         while let effects = self.state.withLock({ $0.takeEffects() }) {
             for effect in effects { self.perform(effect) }
@@ -175,14 +232,23 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
                 guard stored else { return }  // ended while it was being rebuilt
             }
             self.transport.send(request, credential: credential) { outcome in
-                try! self.scheduler.execute { self.receive(id, attempt: attempt, outcome: outcome) }
+                do throws(SchedulingError) {
+                    try self.scheduler.execute { self.receive(id, attempt: attempt, outcome: outcome) }
+                } catch {
+                    // Too late: the shutdown ends the request; this answer is ignored.
+                    self.schedulerDidShutDown(error, afterLastWork: false)
+                }
             }
         case .refresh(let token, let expired):
             self.policy.refresh(expired) { result in
-                try! self.scheduler.execute {
-                    self.decideOnScheduler { state, now in
-                        state.refreshAnswered(token: token, result: result, now: now)
+                do throws(SchedulingError) {
+                    try self.scheduler.execute {
+                        self.decideOnScheduler { state, now in
+                            state.refreshAnswered(token: token, result: result, now: now)
+                        }
                     }
+                } catch {
+                    self.schedulerDidShutDown(error, afterLastWork: false)
                 }
             }
         case .notify(let observer, let state):
@@ -192,22 +258,31 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         case .store(let request, let response):
             self.policy.storeResponse(request, response)
         case .armTimeout(let id, let deadline):
-            let work = try! self.scheduler.schedule(at: deadline) {
-                self.decideOnScheduler { state, now in state.timeoutFired(id, now: now) }
-            }
+            guard let work = self.arm(at: deadline, { state, now in state.timeoutFired(id, now: now) }) else { return }
             if !self.state.withLock({ $0.attachTimeoutTimer(work, to: id) }) { work.cancel() }
         case .armRetry(let id, let token, let deadline):
-            let work = try! self.scheduler.schedule(at: deadline) {
-                self.decideOnScheduler { state, now in state.retryDue(id, token: token, now: now) }
-            }
+            guard let work = self.arm(at: deadline, { state, now in state.retryDue(id, token: token, now: now) })
+            else { return }
             if !self.state.withLock({ $0.attachRetryTimer(work, to: id, token: token) }) { work.cancel() }
         case .armRefreshTimeout(let token, let deadline):
-            let work = try! self.scheduler.schedule(at: deadline) {
-                self.decideOnScheduler { state, now in state.refreshTimedOut(token: token, now: now) }
-            }
+            guard let work = self.arm(at: deadline, { state, now in state.refreshTimedOut(token: token, now: now) })
+            else { return }
             if !self.state.withLock({ $0.attachRefreshTimer(work, token: token) }) { work.cancel() }
         case .cancelTimer(let work):
             work.cancel()
+        }
+    }
+
+    /// Schedules a timer that decides with `body`; `nil` when the scheduler refused it (it stopped
+    /// for good): every request then ends, and the drain running this delivers their outcomes.
+    private func arm(
+        at deadline: MonotonicInstant, _ body: @escaping @Sendable (inout State, MonotonicInstant) -> Void
+    ) -> DelayedWork? {
+        do {
+            return try self.scheduler.schedule(at: deadline) { self.decideOnScheduler(body) }
+        } catch {
+            self.state.withLock { _ = $0.schedulerShutDown(error) }
+            return nil
         }
     }
 
@@ -228,7 +303,7 @@ extension RequestQueue: RequestCancelling {
     package func cancel(_ id: RequestID) -> Bool {
         let now = self.scheduler.now
         let (cancelled, drain) = self.state.withLock { state in (state.cancel(id, now: now), state.claimDrain()) }
-        if drain { try! self.scheduler.execute { self.drain() } }
+        if drain { self.scheduleDrain() }
         return cancelled
     }
 }

@@ -18,15 +18,22 @@ public struct RetryBackoff: Sendable, Hashable {
 
     /// The wait before retry number `retry` (1 for the first).
     ///
-    /// - Complexity: O(retry).
+    /// Saturating: it never traps, whatever the values. Negative durations count as zero, a
+    /// zero wait stays zero whatever the factor (even infinite), and a wait past `Int64.max`
+    /// nanoseconds is `Int64.max` nanoseconds (about 292 years).
+    ///
+    /// - Complexity: O(min(retry, 64 + log of the factor's reach)).
     public func delay(beforeRetry retry: Int) -> Duration {
-        var nanoseconds = Double(self.initial.saturatingNanoseconds)
-        let cap = Double(self.maximum.saturatingNanoseconds)
+        let cap = max(0, self.maximum.saturatingNanoseconds)
+        var nanoseconds = Double(min(max(0, self.initial.saturatingNanoseconds), cap))
+        let factor = self.multiplier.isNaN ? 1 : max(1, self.multiplier)
         var step = 1
-        while step < retry && nanoseconds < cap {
-            nanoseconds *= self.multiplier
+        while step < retry && nanoseconds > 0 && nanoseconds < Double(cap) {
+            nanoseconds *= factor
             step += 1
         }
-        return .nanoseconds(Int64(min(nanoseconds, cap)))
+        // Double(Int64.max) rounds up to 2^63, which Int64 cannot hold: compare before converting.
+        guard nanoseconds < Double(cap) else { return .nanoseconds(cap) }
+        return .nanoseconds(Int64(nanoseconds))
     }
 }

@@ -25,6 +25,8 @@ enum SerialCountdownScene {
             case .finished?: print("  \(stamp()) [\(button.name)] done")
             case .cancelled?:
                 print("  \(stamp()) [\(button.name)] cancelled with \(tick.remaining.milliseconds) ms left")
+            case let end?:  // .stopped, .replaced, .shutDown: every ending now gets its one call
+                print("  \(stamp()) [\(button.name)] \(end) with \(tick.remaining.milliseconds) ms left")
             case nil:
                 print("  \(stamp()) [\(button.name)] \(tick.remaining.milliseconds) ms left")
                 if button.name == "stopper" && tick.remaining <= .milliseconds(300) {

@@ -86,6 +86,8 @@ import Testing
         var iterator = CountdownManager(interval: .seconds(60), queue: queue)
             .countdown(from: .seconds(600)).makeAsyncIterator()
         _ = queue.shutdown(.cancelPending)
+        // Its one terminal element says why (issue 11), then the sequence finishes.
+        #expect(await iterator.next()?.end == .shutDown(.shutDown(scheduler: "cd.abandon")))
         #expect(await iterator.next() == nil)
     }
 

@@ -19,7 +19,9 @@ import Testing
             stillRunningAfterStop.withLock { $0 = manager.contains(receiver) }
         }
         fixture.tick(12)
-        #expect(fixture.log.seconds(of: "a") == [9, 8, 7])
+        // Decided in issue 12: the stop flag's call is followed by one `.stopped` call.
+        #expect(fixture.log.seconds(of: "a") == [9, 8, 7, 7])
+        #expect(fixture.log.calls(of: "a").map(\.tick.end) == [nil, nil, nil, .stopped])
         #expect(stillRunningAfterStop.withLock { $0 } == false)
         #expect(fixture.scheduler.pendingCount == 0)
         withExtendedLifetime(receiver) {}
@@ -92,8 +94,8 @@ import Testing
     }
 
     /// Random operations on virtual time; every registration's calls are checked afterwards:
-    /// nothing after its terminal call, and exactly one terminal call unless it was stopped,
-    /// replaced, or its receiver released.
+    /// nothing after its terminal call, and exactly one terminal call unless its receiver was
+    /// released (stopped ones end with `.stopped`, replaced ones with `.replaced`).
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
     func everyCountdownEndsWithExactlyOneTerminalCall(seed: UInt64) {
         var random = SeededLCG(seed: seed)
@@ -103,7 +105,7 @@ import Testing
         var receivers: [String: Receiver] = [:]
         var generation: [String: Int] = [:]
         // What the test expects of each registration label.
-        enum Expected { case terminal, stopped(afterCalls: Int), none }
+        enum Expected { case terminal, stopped(afterCalls: Int), replaced, none }
         var expected: [String: Expected] = [:]
         for step in 0..<400 {
             let name = names[Int(random.next() % UInt64(names.count))]
@@ -121,13 +123,17 @@ import Testing
                     stopWhen: { tick in
                         seen.withLock { $0 += 1; return $0 - 1 == stopAfter && !tick.isFinal }
                     })
-                if outcome == .replaced, let previous { expected[previous] = Expected.none }
+                if outcome == .replaced, let previous { expected[previous] = .replaced }
                 expected[label] = stopAfter >= 0 ? .stopped(afterCalls: stopAfter + 1) : .terminal
             case 2:
                 if let receiver = receivers[name] { fixture.manager.cancel(receiver) }
             case 3:
                 if receivers.removeValue(forKey: name) != nil, let current = generation[name] {
                     expected["\(name)#\(current)"] = Expected.none  // released: no call afterwards
+                    // A `.replaced` call still queued is not made to a released receiver either.
+                    for (label, expectation) in expected where label.hasPrefix("\(name)#") {
+                        if case .replaced = expectation { expected[label] = Expected.none }
+                    }
                 }
             default:
                 fixture.scheduler.advance(by: .milliseconds(Int64(random.next() % 250)))
@@ -150,7 +156,15 @@ import Testing
                 #expect(
                     terminals.count == 1, "seed \(seed): \(label) ended without a terminal call: \(mine.map(\.tick))")
             case .stopped(let limit):
-                #expect(mine.count <= limit, "seed \(seed): \(label) was called after it set the stop flag")
+                // The stop flag's call, then its `.stopped` call — unless it finished first.
+                #expect(mine.count <= limit + 1, "seed \(seed): \(label) was called after it set the stop flag")
+                #expect(
+                    terminals.count == 1 && [.stopped, .finished, .cancelled, .replaced].contains(terminals[0].tick.end),
+                    "seed \(seed): \(label) ended with \(mine.map(\.tick))")
+            case .replaced:
+                #expect(
+                    terminals.map(\.tick.end) == [.replaced],
+                    "seed \(seed): \(label) was replaced but ended with \(mine.map(\.tick))")
             case .none:
                 break
             }

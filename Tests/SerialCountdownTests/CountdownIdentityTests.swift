@@ -14,8 +14,10 @@ import Testing
         #expect(fixture.register(receiver, for: .seconds(5), label: "new") == .replaced)
         #expect(fixture.manager.count == 1)
         fixture.tick(8)
-        // The old handler got its one tick before the replacement and nothing after.
-        #expect(fixture.log.seconds(of: "old") == [2])
+        // The old handler got its one tick before the replacement, then (issue 12) one
+        // `.replaced` call with the time it had left, and nothing after.
+        #expect(fixture.log.seconds(of: "old") == [2, 2])
+        #expect(fixture.log.calls(of: "old").map(\.tick.end) == [nil, .replaced])
         #expect(fixture.log.seconds(of: "new") == [4, 3, 2, 1, 0])
         #expect(fixture.log.terminals(of: "new").count == 1)
         withExtendedLifetime(receiver) {}
@@ -30,7 +32,10 @@ import Testing
         }
         #expect(fixture.manager.count == 1)
         fixture.tick(3)
-        #expect(fixture.log.all.map(\.name) == ["round49", "round49"])
+        // Every replaced handler got its one `.replaced` call (issue 12); only the last ticks.
+        let ticking = fixture.log.all.filter { $0.tick.end != .replaced }
+        #expect(ticking.map(\.name) == ["round49", "round49"])
+        #expect(fixture.log.all.filter { $0.tick.end == .replaced }.map(\.name) == (0..<49).map { "round\($0)" })
         withExtendedLifetime(receiver) {}
     }
 

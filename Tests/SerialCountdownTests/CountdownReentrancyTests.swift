@@ -31,6 +31,7 @@ import Testing
         let manager = fixture.manager
         manager.register(receiver, for: .seconds(3)) { receiver, tick, stop in
             fixture.log.append(Call(name: "first", tick: tick, at: fixture.scheduler.now))
+            guard tick.end == nil else { return }  // its `.replaced` call
             let outcome = manager.register(receiver, for: .seconds(2)) { _, tick, _ in
                 fixture.log.append(Call(name: "second", tick: tick, at: fixture.scheduler.now))
             }
@@ -38,7 +39,8 @@ import Testing
             stop = true  // must not end the replacement
         }
         fixture.tick(5)
-        #expect(fixture.log.seconds(of: "first") == [2])
+        #expect(fixture.log.seconds(of: "first") == [2, 2])
+        #expect(fixture.log.calls(of: "first").map(\.tick.end) == [nil, .replaced])
         #expect(fixture.log.seconds(of: "second") == [1, 0])
         withExtendedLifetime(receiver) {}
     }

@@ -66,3 +66,33 @@ import Testing
         #expect(fixture.scheduler.pendingCount == 0)
     }
 }
+
+/// Weak within a tick too: a receiver is held only for its own call.
+@Suite struct CountdownWeakWithinATickTests {
+    @Test(arguments: [false, true])
+    func aReceiverReleasedByAnEarlierHandlerOfTheSameTickGetsNoCall(final: Bool) {
+        let fixture = CountdownFixture()
+        defer { fixture.tearDown() }
+        let first = Receiver("first")
+        let second = LockedValue<Receiver?>(Receiver("second"))
+        weak let secondObserver = second.withLock { $0 }
+        // Whichever handler runs first in the batch drops the other's last reference.
+        let duration: Duration = final ? .seconds(1) : .seconds(5)
+        fixture.manager.register(first, for: duration) { _, tick, _ in
+            fixture.log.append(Call(name: "first", tick: tick, at: fixture.scheduler.now))
+            second.withLock { $0 = nil }
+        }
+        fixture.manager.register(second.withLock { $0! }, for: duration) { receiver, tick, _ in
+            fixture.log.append(Call(name: "second", tick: tick, at: fixture.scheduler.now))
+        }
+        fixture.tick(1)
+        // The second receiver, if still registered, was called before the first dropped it.
+        let calledBeforeRelease = fixture.log.all.first?.name == "second"
+        #expect(secondObserver == nil)
+        #expect(fixture.log.calls(of: "second").count == (calledBeforeRelease ? 1 : 0),
+                "\(fixture.log.all.map { "\($0.name): \($0.tick)" })")
+        fixture.tick(6)
+        #expect(fixture.log.calls(of: "second").count == (calledBeforeRelease ? 1 : 0))
+        withExtendedLifetime(first) {}
+    }
+}

@@ -1,4 +1,5 @@
 import SerialPolling
+import SerialTestSupport
 import SerialTesting
 import Testing
 
@@ -9,7 +10,7 @@ struct PollerCrashTests {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Poller<Int>(policy: PollPolicy(interval: .zero), scheduler: VirtualScheduler(), isDone: { _ in true }) { _, _ in }
         }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+            let text = result.standardErrorText
             #expect(text.contains("PollPolicy.interval = 0.0 seconds: must be greater than zero"))
         }
     }
@@ -22,7 +23,7 @@ struct PollerCrashTests {
                 isDone: { _ in true }
             ) { _, _ in }
         }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+            let text = result.standardErrorText
             #expect(text.contains("PollPolicy.backoff.maximumDelay = 1.0 seconds: must not be below backoff.minimumDelay"))
         }
     }
@@ -35,7 +36,7 @@ struct PollerCrashTests {
                 isDone: { _ in true }
             ) { _, _ in }
         }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+            let text = result.standardErrorText
             #expect(text.contains("PollPolicy.backoff.maximumConsecutiveErrors = 0: must be at least 1"))
         }
     }
@@ -48,7 +49,7 @@ struct PollerCrashTests {
                 isDone: { _ in true }
             ) { _, _ in }
         }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+            let text = result.standardErrorText
             #expect(text.contains("PollPolicy.backoff.minimumDelay = -1.0 seconds: must not be negative"))
         }
     }
@@ -60,7 +61,7 @@ struct PollerCrashTests {
                 isDone: { _ in true }
             ) { _, _ in }
         }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+            let text = result.standardErrorText
             #expect(text.contains("PollPolicy.attemptTimeout = 0.0 seconds: must be greater than zero, or nil for none"))
         }
     }
@@ -72,7 +73,7 @@ struct PollerCrashTests {
                 isDone: { _ in true }
             ) { _, _ in }
         }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+            let text = result.standardErrorText
             #expect(text.contains("PollPolicy.deadline = 0.0 seconds: must be greater than zero, or nil for none"))
         }
     }
@@ -85,7 +86,7 @@ struct PollerCrashTests {
             poller.start()
             poller.start()
         }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+            let text = result.standardErrorText
             #expect(text.contains("Poller: start called while poll session 1 is still running"))
         }
     }
@@ -98,7 +99,7 @@ struct PollerCrashTests {
             poller.start()
             _ = poller.updates.makeAsyncIterator()
         }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+            let text = result.standardErrorText
             #expect(text.contains("cancel() it first, or start again after its outcome was delivered"))
         }
     }

@@ -71,7 +71,8 @@ final class SimulatedServer: Sendable {
         }
         let answer = self.script(attempt.number)
         guard let result = answer.result else { return }
-        try! self.scheduler.schedule(after: answer.delay) {
+        // A shut-down scheduler loses the answer, as a dead network would.
+        _ = try? self.scheduler.schedule(after: answer.delay) {
             let now = self.scheduler.now
             self.record.withLock { record in
                 record.inFlight -= 1
@@ -178,6 +179,12 @@ extension PollOutcome {
         case .timedOut: "timedOut"
         case .cancelled: "cancelled"
         }
+    }
+
+    /// The scheduler's shutdown reason, when this outcome is `failed(PollError.schedulerShutDown)`.
+    var schedulerShutDownReason: SchedulingError? {
+        if case .failed(let error) = self, case .schedulerShutDown(let reason)? = error as? PollError { return reason }
+        return nil
     }
 
     var completedValue: Value? {

@@ -57,6 +57,7 @@ extension RequestResult {
         case .timedOut: return "timedOut"
         case .cancelled: return "cancelled"
         case .shutDown: return "shutDown"
+        case .schedulerShutDown: return "schedulerShutDown"
         }
     }
 }

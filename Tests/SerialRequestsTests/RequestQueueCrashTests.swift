@@ -1,4 +1,5 @@
 import SerialRequests
+import SerialTestSupport
 import SerialTesting
 import Testing
 
@@ -70,6 +71,24 @@ struct RequestQueueCrashTests {
         expectMessage(result, "retryBackoff.multiplier is 0.5; it must be at least 1")
     }
 
+    @Test func anInfiniteBackoffMultiplierTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = makeQueue(
+                TestQueue.Configuration(
+                    retryBackoff: RetryBackoff(initial: .zero, multiplier: .infinity, maximum: .seconds(2))))
+        }
+        expectMessage(result, "retryBackoff.multiplier is inf; it must be finite")
+    }
+
+    @Test func aNegativeBackoffMaximumTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = makeQueue(
+                TestQueue.Configuration(
+                    retryBackoff: RetryBackoff(initial: .seconds(-2), multiplier: 2, maximum: .seconds(-1))))
+        }
+        expectMessage(result, "retryBackoff.initial is -2.0 seconds")
+    }
+
     @Test func aBackoffMaximumBelowItsInitialDelayTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = makeQueue(
@@ -97,7 +116,7 @@ struct RequestQueueCrashTests {
 private func expectMessage(
     _ result: ExitTest.Result?, _ text: String, sourceLocation: SourceLocation = #_sourceLocation
 ) {
-    let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    let output = result?.standardErrorText ?? ""
     #expect(output.contains(text), "trap message: \(output)", sourceLocation: sourceLocation)
 }
 

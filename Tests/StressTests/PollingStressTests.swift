@@ -268,3 +268,106 @@ struct PollingStressTests {
         #expect(mismatches.value == 0, "cancel()'s result disagreed with the outcome, seed \(seed)")
     }
 }
+
+/// The pollers' queue shut down (drain or cancel pending) at a random moment while threads start
+/// and cancel sessions and servers answer from other threads: every session, started before or
+/// after the shutdown, gets exactly one outcome, its last callback.
+@Suite("Polling: scheduler shutdown stress")
+struct PollingSchedulerShutdownStressTests {
+    /// One session's callbacks, as counted.
+    final class Session: Sendable {
+        let outcomes = Atomic<Int>(0)
+        let updatesAfterOutcome = Atomic<Int>(0)
+        let endedByShutdown = Atomic<Bool>(false)
+    }
+
+    @Test func aSchedulerShutDownAtARandomMomentEndsEverySessionExactlyOnce() {
+        let seed = StressConfiguration.seed()
+        let rounds = StressConfiguration.iterations(30)
+        let threads = 4
+        let perThread = 25
+        let total = threads * perThread
+        let servers = (0..<2).map { SerialQueue(label: "poll-down-srv-\($0)") }
+        var random = SeededRandom(seed: seed)
+        var endedByTheShutdown = 0
+        withWatchdog(timeout: .seconds(120), "poller shutdown stress stalled, seed \(seed)") {
+            for round in 0..<rounds {
+                let mode: ShutdownMode = random.next() % 2 == 0 ? .drain : .cancelPending
+                let shutAfter = Int(random.next() % UInt64(total))
+                let roundSeed = random.next()
+                let queue = SerialQueue(label: "poll-down")
+                let sessions = LockedValue<[Session]>([])
+                let started = Atomic<Int>(0)
+                let pollers = LockedValue<[Poller<Int>]>([])
+                runThreads(threads + 1) { thread in
+                    if thread == threads {
+                        _ = eventually(timeout: .seconds(10)) { started.load(ordering: .acquiring) >= shutAfter }
+                        _ = queue.shutdown(mode)
+                        return
+                    }
+                    var random = SeededRandom(seed: roundSeed &+ UInt64(thread))
+                    for _ in 0..<perThread {
+                        let progress = LockedValue(0)
+                        let step = Int(random.next() % 10)
+                        let latency = Int64(random.next() % 3_000)
+                        let server = servers[Int(random.next() % UInt64(servers.count))]
+                        let policy = PollPolicy(
+                            interval: .milliseconds(Int64(1 + random.next() % 3)),
+                            attemptTimeout: random.next() % 3 == 0 ? .milliseconds(2) : nil,
+                            backoff: .init(minimumDelay: .milliseconds(1), maximumDelay: .milliseconds(2), maximumConsecutiveErrors: 3))
+                        let next: @Sendable () -> Int = { progress.withLock { $0 = min(100, $0 + step); return $0 } }
+                        let poller: Poller<Int>
+                        if random.next() % 4 == 0 {
+                            poller = Poller<Int>(policy: policy, scheduler: queue, isDone: { $0 >= 100 }) {
+                                try await withCheckedThrowingContinuation { continuation in
+                                    server.asyncAfter(delay: .microseconds(latency)) { continuation.resume(returning: next()) }
+                                }
+                            }
+                        } else {
+                            poller = Poller<Int>(policy: policy, scheduler: queue, isDone: { $0 >= 100 }) { _, reply in
+                                if latency % 5 == 0 {
+                                    reply(.success(next()))  // inline
+                                } else {
+                                    server.asyncAfter(delay: .microseconds(latency)) { reply(.success(next())) }
+                                }
+                            }
+                        }
+                        let session = Session()
+                        sessions.withLock { $0.append(session) }
+                        pollers.withLock { $0.append(poller) }
+                        poller.start(
+                            onUpdate: { _ in
+                                if session.outcomes.load(ordering: .acquiring) > 0 {
+                                    session.updatesAfterOutcome.add(1, ordering: .relaxed)
+                                }
+                            },
+                            onOutcome: { outcome in
+                                if case .failed(let error) = outcome, case .schedulerShutDown? = error as? PollError {
+                                    session.endedByShutdown.store(true, ordering: .relaxed)
+                                }
+                                session.outcomes.add(1, ordering: .acquiringAndReleasing)
+                            })
+                        started.add(1, ordering: .acquiringAndReleasing)
+                        if random.next() % 6 == 0 { poller.cancel() }
+                    }
+                }
+                _ = queue.shutdown(mode)  // a no-op when the shutter already did it
+                let context = "seed \(seed), round \(round), \(mode), shut after \(shutAfter) of \(total)"
+                let all = sessions.withLock { $0 }
+                let done = eventually(timeout: .seconds(10)) { all.allSatisfy { $0.outcomes.load(ordering: .acquiring) > 0 } }
+                // Late answers land (and must change nothing) before the counts are read.
+                for server in servers { server.sync {} }
+                let counts = all.map { $0.outcomes.load(ordering: .acquiring) }
+                #expect(done, "\(counts.count { $0 == 0 }) sessions got no outcome; \(context)")
+                #expect(counts.allSatisfy { $0 <= 1 }, "sessions with several outcomes: \(counts.count { $0 > 1 }); \(context)")
+                #expect(all.allSatisfy { $0.updatesAfterOutcome.load(ordering: .relaxed) == 0 }, "update after outcome; \(context)")
+                #expect(pollers.withLock { $0.allSatisfy { !$0.isRunning } }, "a poller still runs; \(context)")
+                endedByTheShutdown += all.count { $0.endedByShutdown.load(ordering: .relaxed) }
+                if !done { return }
+            }
+        }
+        // The servers are not shut down: an async query's task may still be on its way to one.
+        // Released, they finish what they hold and exit.
+        #expect(endedByTheShutdown > 0, "seed \(seed): no session was running at a shutdown; the race did not happen")
+    }
+}

@@ -70,7 +70,59 @@ struct RequestsStressTests {
         rig.stop()
         tracker.expectExactlyOnce(seed: seed)
         #expect(rig.queue.unfinishedCount == 0, "seed \(seed)")
-        #expect(tracker.shutDownCount > 0, "seed \(seed): the shutdown ended no request; the race did not happen")
+        #expect(tracker.shutDownCount > 0, "seed \(seed): the shutdown ended no request; the race did not happen; \(rig.queue.statistics)")
+    }
+}
+
+/// The scheduler's queue shut down (drain or cancel pending) at a random moment while threads
+/// submit and cancel and the server answers from other threads: every request submitted, before
+/// or after the shutdown, completes exactly once.
+@Suite("RequestQueue: scheduler shutdown stress")
+struct RequestsSchedulerShutdownStressTests {
+    @Test func aSchedulerShutDownAtARandomMomentCompletesEveryRequestExactlyOnce() {
+        let seed = StressConfiguration.seed()
+        let rounds = StressConfiguration.iterations(30)
+        let threads = 4
+        let perThread = 80
+        let total = threads * perThread
+        var random = SeededRandom(seed: seed)
+        var endedByTheShutdown = 0
+        withWatchdog(timeout: .seconds(120), "request queue shutdown stress stalled, seed \(seed)") {
+            for round in 0..<rounds {
+                let mode: ShutdownMode = random.next() % 2 == 0 ? .drain : .cancelPending
+                let shutAfter = Int(random.next() % UInt64(total))
+                let roundSeed = random.next()
+                let rig = StressRig(maximumConcurrent: 4)
+                let tracker = CompletionTracker(total: total)
+                let submitted = Atomic<Int>(0)
+                runThreads(threads + 1) { thread in
+                    if thread == threads {
+                        _ = eventually(timeout: .seconds(10)) { submitted.load(ordering: .acquiring) >= shutAfter }
+                        _ = rig.scheduler.shutdown(mode)
+                        return
+                    }
+                    var random = SeededRandom(seed: roundSeed &+ UInt64(thread))
+                    var previous: RequestHandle? = nil
+                    for step in 0..<perThread {
+                        let handle = rig.submit(index: thread * perThread + step, random: &random, tracker: tracker)
+                        submitted.add(1, ordering: .acquiringAndReleasing)
+                        if random.next() % 5 == 0 { previous?.cancel() }
+                        previous = handle
+                    }
+                }
+                _ = rig.scheduler.shutdown(mode)  // a no-op when the shutter already did it
+                let context = "seed \(seed), round \(round), \(mode), shut after \(shutAfter) of \(total)"
+                let finished = tracker.allDone.wait(timeout: .seconds(10))
+                // Late answers land (and must be ignored) before the counts are read.
+                for queue in rig.server.answerQueues { _ = queue.shutdown(.drain) }
+                #expect(finished, "only \(tracker.completed) of \(total) completions; \(context)")
+                tracker.expectExactlyOnce(seed: seed)
+                #expect(rig.queue.unfinishedCount == 0, "\(context)")
+                endedByTheShutdown += tracker.schedulerShutDownCounter.load(ordering: .relaxed)
+                if !finished { return }
+            }
+        }
+        #expect(endedByTheShutdown > 0, "seed \(seed): no request was pending at a shutdown; the race did not happen")
     }
 }
 
@@ -80,6 +132,7 @@ private final class CompletionTracker: Sendable {
     let counts: Mutex<[UInt8]>
     let completedCounter = Atomic<Int>(0)
     let shutDownCounter = Atomic<Int>(0)
+    let schedulerShutDownCounter = Atomic<Int>(0)
     let allDone = TestSemaphore()
 
     init(total: Int) {
@@ -90,6 +143,7 @@ private final class CompletionTracker: Sendable {
     func record(_ index: Int, _ result: RequestResult<StressServer.Answer>) {
         self.counts.withLock { $0[index] &+= 1 }
         if case .failure(.shutDown) = result { self.shutDownCounter.add(1, ordering: .relaxed) }
+        if case .failure(.schedulerShutDown) = result { self.schedulerShutDownCounter.add(1, ordering: .relaxed) }
         if self.completedCounter.add(1, ordering: .acquiringAndReleasing).newValue == self.total {
             self.allDone.signal()
         }

@@ -286,7 +286,7 @@ struct SerialQueueStatisticsStressTests {
                 var random = SeededRandom(seed: seed &+ UInt64(producer))
                 for _ in 0..<perProducer {
                     switch random.next() % 8 {
-                    case 0: queue.sync { idleSyncs.add(1, ordering: .relaxed) }
+                    case 0: queue.sync { _ = idleSyncs.add(1, ordering: .relaxed) }
                     case 1: queue.suspend(); queue.async { ran.add(1, ordering: .relaxed) }; queue.resume()
                     default: queue.async { ran.add(1, ordering: .relaxed) }
                     }
