@@ -779,12 +779,12 @@ inline asyncCall(id, p, a, waited) {
 #else
         do
 #endif
-        :: atomic { isAccepting && fifo.n >= MAXQ -> WAIT_RELEASING(roomWaits[p]) };  /* [R1] */
+        :: atomic { isAccepting && fifo.n >= MAXQ -> WAIT_RELEASING(roomWaits[p]) };  /* [F1] */
             !roomWaits[p];
 #ifdef MUTANT_ROOM_WAKE_KEEPS_DOOR
             atomic { LOCK }
 #else
-            atomic { LOCK_STATE }                                         /* [R2] */
+            atomic { LOCK_STATE }                                         /* [F2] */
 #endif
 #ifdef MUTANT_ROOM_WAIT_IF
         :: else -> skip
@@ -793,7 +793,7 @@ inline asyncCall(id, p, a, waited) {
         :: else -> break
         od;
 #endif
-        atomic {                                                          /* [R3] */
+        atomic {                                                          /* [F3] */
             roomWaiters--;                                                /* endWaitingForRoom */
 #ifdef MUTANT_ROOM_CHECK_BEFORE_WAIT
             admit(id, a, true, waited)
@@ -1138,7 +1138,7 @@ active proctype Controller() {
 
 #ifdef WATCHDOG
 #ifndef WD_LOOKS
-#define WD_LOOKS 1
+#define WD_LOOKS 2
 #endif
 
 /* wakeUp.wait(releasing:). No spurious wake-ups here: the loop re-checks isAsleep, so one only

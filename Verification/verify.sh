@@ -58,9 +58,9 @@ check() {
     local t0=$SECONDS
     local cc_flags=(-DMEMLIM="$PAN_MEMORY" -DVECTORSZ=256 -w ${EXTRA_CC:-}) pan_flags=(-m300000)
     local spin_flags=("$@")
-    # Exhaustive searches of the real model are long: optimise pan. Mutants and probes stop at
-    # the first counterexample, where compiling faster wins.
-    if [[ "$expect" == pass ]]; then cc_flags+=(-O2); else cc_flags+=(-O0); fi
+    # gcc -O2 takes about 4 s of CPU per pan and saves about a third of a search's time: worth it
+    # only for the longest search (the 3-producer run passes -O2 in EXTRA_CC, which comes later).
+    cc_flags=(-O0 "${cc_flags[@]}")
     case "$kind" in
         # Safety holds for any number of spurious wake-ups; liveness assumes finitely many
         # (infinitely many can starve a thread of the mutex: README, "Spurious wake-ups").
@@ -128,14 +128,19 @@ check() {
 }
 
 echo "== spin $(spin -V | head -1 | awk '{print $3}'): the model of the real protocol (2 producers, worker, controller)"
+# everyAcceptedItemRuns only where no shutdown ends the run: with a shutdown or a release, it
+# follows from the safety run (every accepted item is settled when the call returns: `settled`)
+# and everyCallReturns (the call returns). RELEASE keeps it as a cheap cross-check.
 for end in DRAIN CANCEL RELEASE NONE; do
     check safety pass "real/$end: assertions, no invalid end state (late handler too)" -DEND_$end -DCHECK_ALL -DLATE_HANDLER
-    check ltl:everyAcceptedItemRuns pass "real/$end: LTL everyAcceptedItemRuns (weak fairness)" -DEND_$end -DCHECK_ALL
+    if [[ $end == RELEASE || $end == NONE ]]; then
+        check ltl:everyAcceptedItemRuns pass "real/$end: LTL everyAcceptedItemRuns (weak fairness)" -DEND_$end -DCHECK_ALL
+    fi
     check ltl:everyCallReturns pass "real/$end: LTL everyCallReturns (weak fairness)" -DEND_$end -DCHECK_ALL
 done
 
 echo "== the real protocol with a third producer (P2: sync 5), safety only, COLLAPSE compression"
-EXTRA_CC=-DCOLLAPSE check safety pass "real/RELEASE, 3 producers: assertions, no invalid end state" \
+EXTRA_CC='-DCOLLAPSE -O2' check safety pass "real/RELEASE, 3 producers: assertions, no invalid end state" \
     -DEND_RELEASE -DTHREE_PRODUCERS -DCHECK_ALL
 
 echo "== the bounded queue (maximumQueued = 1; P0: async 1, async 2; P1: sync 3, async 4)"
@@ -143,11 +148,9 @@ for end in DRAIN CANCEL RELEASE NONE; do
     check safety pass "bounded/$end: assertions, no invalid end state" -DBOUNDED -DEND_$end -DCHECK_ALL
 done
 check ltl:everyAcceptedItemRuns pass "bounded/NONE: LTL everyAcceptedItemRuns (weak fairness)" -DBOUNDED -DEND_NONE -DCHECK_ALL
-for end in CANCEL NONE; do
-    check ltl:everyCallReturns pass "bounded/$end: LTL everyCallReturns (weak fairness)" -DBOUNDED -DEND_$end -DCHECK_ALL
-done
+check ltl:everyCallReturns pass "bounded/NONE: LTL everyCallReturns (weak fairness)" -DBOUNDED -DEND_NONE -DCHECK_ALL
 
-echo "== a stall watchdog watches the queue (P0: async 1; P1: sync 3; the watchdog looks once)"
+echo "== a stall watchdog watches the queue (P0: async 1; P1: sync 3; the watchdog looks twice)"
 for end in DRAIN CANCEL RELEASE NONE; do
     check safety pass "watchdog/$end: assertions, no invalid end state" -DWATCHDOG -DEND_$end -DCHECK_ALL
 done
@@ -225,7 +228,7 @@ wmutant() {  # as mutant, with the watchdog
 }
 wmutant DOOR_IGNORES_WATCHDOG asserts 'watched' NONE CHECK_WATCHDOG "door opens while a watchdog is armed"
 wmutant LOOK_KEEPS_DOOR asserts 'watched' NONE CHECK_WATCHDOG "watchdog's look takes the mutex without closing the door"
-bmutant ROOM_SHUTDOWN_NO_BROADCAST ltl:everyCallReturns "$cycle" CANCEL "" "shutdown does not wake room waiters"
+bmutant ROOM_SHUTDOWN_NO_BROADCAST deadlock "$deadlock" CANCEL "" "shutdown does not wake room waiters"
 
 echo "== $passed passed, $failed failed ($((SECONDS - started))s)"
 [[ $failed -eq 0 ]]
