@@ -3,7 +3,9 @@
 #
 #  1. The model of the real protocol, for each way a queue's life ends (shutdown(.drain),
 #     shutdown(.cancelPending), release, never): every assertion and no invalid end state
-#     (exhaustive safety search), then each LTL property under weak fairness. All must pass.
+#     (exhaustive safety search), then the LTL properties under weak fairness (everyAcceptedItemRuns
+#     only where no shutdown implies it); the same for the bounded queue (-DBOUNDED) and with a
+#     stall watchdog (-DWATCHDOG), on fewer endings. All must pass.
 #  2. Reachability probes: each scenario the properties depend on must actually happen in the
 #     model (a property that holds because its scenario is unreachable proves nothing).
 #  3. Mutants: each deliberate bug must be rejected with a counterexample, on the property it
