@@ -11,6 +11,12 @@
  *                                                   shutdown(.cancelPending), release of the last
  *                                                   reference, or never (the worker sleeps forever).
  *   THREE_PRODUCERS                                 a third producer thread.
+ *   LATE_HANDLER                                    P0 registers a shutdown handler after its calls.
+ *   WATCHDOG                                        a stall watchdog thread watches the queue (and
+ *                                                   each producer makes one call: P0 async 1, P1
+ *                                                   sync 3).
+ *   BOUNDED                                         maximumQueued = 1, and P0 makes two asyncs
+ *                                                   (item 2 is async): async waits for room.
  *   SPURIOUS=n                                      spurious wake-ups available (default 1).
  *   CHECK_<PROPERTY>                                which assertions are compiled in (CHECK_ALL: all).
  *   MUTANT_<NAME>                                   one deliberate bug (see README.md).
@@ -31,7 +37,12 @@
 
 #define ASYNC 0
 #define SYNC 1
+#ifdef BOUNDED
+#define MAXQ 1                   /* QueueCore.maximumQueued */
+#define kindOf(id) (((id) == 3 || (id) == 5) -> SYNC : ASYNC)
+#else
 #define kindOf(id) (((id) == 2 || (id) == 3 || (id) == 5) -> SYNC : ASYNC)
+#endif
 #define prodOf(id) (((id) <= 2) -> 0 : (((id) <= 4) -> 1 : 2))
 
 #ifndef SPURIOUS
@@ -90,6 +101,9 @@ bool workAvailableWaits = false;     /* QueueCore.workAvailable (only the worker
 bool workerExitedWaits = false;      /* QueueCore.workerExited (the shutdown caller) */
 bool turnGrantedWaits[NPROD];        /* CurrentQueueStack.turnGranted, one per producer thread */
 byte spurious = SPURIOUS;            /* spurious wake-ups the environment may still deliver */
+#ifdef BOUNDED
+bool roomWaits[NPROD];               /* QueueCore.roomAvailable: several waiters, broadcast */
+#endif
 
 /* The mutex: 0 when free, else the holder's _pid + 1. */
 byte mutex = 0;
@@ -106,6 +120,27 @@ byte lifecycle = ACCEPTING;
 byte cancelledWork = 0;
 bool threadReclaimed = false;
 bool turnGranted[NPROD];         /* CurrentQueueStack.isTurnGranted */
+/* QueueState.shutdownHandlers (ShutdownHandlers): the handlers kept (a bit per handler) and
+ * isFired. Handler 1 was registered before the threads start; with LATE_HANDLER, P0 registers
+ * handler 2 after its calls (before or after they fire). */
+byte handlersKept = 1;
+bool handlersFired = false;
+#ifdef BOUNDED
+byte roomWaiters = 0;            /* QueueState.roomWaiters */
+#endif
+#ifdef WATCHDOG
+bool armed = false;              /* QueueState.armedWatchdog != nil */
+#endif
+
+#ifdef WATCHDOG
+/* StallWatchdog.Core: its own mutex (0 free, else holder's _pid + 1), guarding isAsleep and
+ * sawWork; its condition wakeUp has one waiter, the watchdog thread. */
+byte wdMutex = 0;
+bool wdAsleep = false;
+bool wdSawWork = false;
+bool wdWakeWaits = false;
+byte wdOwed = 0;                 /* ghost: armed watchdogs taken, queueBecameBusy not yet called */
+#endif
 
 /* The worker thread has returned (what join waits for). */
 bool workerEnded = false;
@@ -120,12 +155,22 @@ byte nAccepted = 0;
 byte nFinished = 0;              /* ran to the end, or dropped by shutdown(.cancelPending) */
 byte producersDone = 0;
 bool controllerDone = false;
+#define NHANDLERS 2
+bool handlerAdded[NHANDLERS + 1];  /* kept by the queue (whenShutDown returned a subscription):
+                                   * handler 1 always, handler 2 when P0 registered it in time */
+byte handlerRuns[NHANDLERS + 1];   /* times it ran */
 
 hidden byte ti;                  /* loop indices inside d_steps */
 hidden byte tj;
 hidden byte droppable;           /* named so that spin's reports read as sentences */
 hidden byte settled;
 hidden byte reported;
+hidden byte drained;
+hidden byte handled;
+hidden byte once;
+hidden byte withinBound;
+hidden byte accepting;
+hidden byte watched;
 
 /* ------------------------------------------------------------------------------------------ */
 /* Properties as assertions; each group can be compiled alone (verify.sh does for mutants).    */
@@ -137,6 +182,9 @@ hidden byte reported;
 #define CHECK_ONCE
 #define CHECK_NOTHING_LOST
 #define CHECK_CODE_INVARIANTS
+#define CHECK_HANDLERS
+#define CHECK_BOUND
+#define CHECK_WATCHDOG
 #endif
 
 #ifdef CHECK_EXCLUSION
@@ -163,6 +211,21 @@ hidden byte reported;
 #define assertCodeInvariant(e) assert(e)
 #else
 #define assertCodeInvariant(e) skip
+#endif
+#ifdef CHECK_HANDLERS
+#define assertHandlers(e) assert(e)
+#else
+#define assertHandlers(e) skip
+#endif
+#ifdef CHECK_BOUND
+#define assertBound(e) assert(e)
+#else
+#define assertBound(e) skip
+#endif
+#ifdef CHECK_WATCHDOG
+#define assertWatchdog(e) assert(e)
+#else
+#define assertWatchdog(e) skip
 #endif
 
 /* Probes: -DPROBE=k turns scenario k into a failing assertion, so that spin shows the scenario
@@ -198,6 +261,13 @@ ltl everyCallReturns { <> (producersDone == NPROD && controllerDone) }
 #else
 #define isIdle (owner == O_NONE && fifo.n == 0 && !isSuspended && isAccepting \
     && (phase == SLEEPING || phase == SPINNING) && !wakePending)
+#endif
+/* QueueState.mayOpenDoor: idle, and no sleeping watchdog to wake (its wake-up goes through the
+ * lock). */
+#if defined(WATCHDOG) && !defined(MUTANT_DOOR_IGNORES_WATCHDOG)
+#define mayOpenDoor (isIdle && !armed)
+#else
+#define mayOpenDoor isIdle
 #endif
 #define mayStartSpinning (owner == O_NONE && fifo.n == 0 && !isSuspended && isAccepting)
 #ifdef MUTANT_EXIT_WHILE_OWNED
@@ -236,6 +306,8 @@ inline accept(id) {
 
 /* QueueState.submit (the append, then the wake decision) -> a */
 inline submit(id, a) {
+    accepting = isAccepting;     /* nothing joins a queue that stopped accepting */
+    assertBound(accepting);
 #ifdef MUTANT_WAKE_BEFORE_APPEND
     wakeWorkerIfNeeded(a);
     fifo.it[fifo.n] = id; fifo.n++; accept(id)
@@ -338,6 +410,39 @@ inline removeCancellableWork() {
     fifo.n = tj; ti = 0; tj = 0
 }
 
+/* Ghost: the shutdown handlers whose bits are in `bits` run (Scheduling.whenShutDown). Each must
+ * run once, after every accepted item ran or was dropped. */
+inline runHandlers(bits) {
+    d_step {
+        tj = 1;
+        do
+        :: tj <= NHANDLERS ->
+            if
+            :: (bits >> (tj - 1)) & 1 ->
+                once = (handlerRuns[tj] == 0);
+                assertHandlers(once);
+                drained = true;
+                ti = 1;
+                do
+                :: ti <= NITEMS ->
+                    if
+                    :: st[ti] == S_ACCEPTED || st[ti] == S_RUNNING -> drained = false
+                    :: else -> skip
+                    fi;
+                    ti++
+                :: else -> break
+                od;
+                assertHandlers(drained);
+                handlerRuns[tj]++
+            :: else -> skip
+            fi;
+            tj++
+        :: else -> break
+        od;
+        ti = 0; tj = 0
+    }
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The mutex, the door, condition variables (QueueCore.swift, System/)                         */
 /* ------------------------------------------------------------------------------------------ */
@@ -370,7 +475,7 @@ inline closeFastPath() {
 /* openFastPathIfIdle: a releasing store, only when idle. */
 inline openFastPathIfIdle() {
     if
-    :: isIdle -> door = OPEN
+    :: mayOpenDoor -> door = OPEN
     :: else -> skip
     fi
 }
@@ -407,12 +512,55 @@ inline perform(a) {
     }
 }
 
+#ifdef BOUNDED
+/* roomAvailable.broadcast(): every waiter is released. */
+#if NPROD == 3
+#define BROADCAST_ROOM  atomic { roomWaits[0] = false; roomWaits[1] = false; roomWaits[2] = false }
+#else
+#define BROADCAST_ROOM  atomic { roomWaits[0] = false; roomWaits[1] = false }
+#endif
+#endif
+
+#ifdef WATCHDOG
+/* QueueState.takeArmedWatchdog, under the queue's lock: `wd` is the thread's local. */
+inline takeArmedWatchdog() {
+    if
+    :: armed -> armed = false; wd = true; wdOwed++
+    :: else -> skip
+    fi
+}
+
+/* After unlocking: watchdog?.queueBecameBusy() (Core.mutex.withLock: sawWork, wakeIfAsleep). */
+inline queueBecameBusy() {
+    if
+    :: wd ->
+        atomic {
+            wdMutex == 0 ->
+            wdSawWork = true;
+            if
+            :: wdAsleep -> wdAsleep = false; wdWakeWaits = false; reached(25)   /* signal */
+            :: else -> skip
+            fi;
+            wdOwed--; wd = false
+        }
+    :: else -> skip
+    fi
+}
+#endif
+
 /* ------------------------------------------------------------------------------------------ */
 /* Bodies (ghost)                                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
 inline bodyStarts(id) {
     atomic {
+#ifdef WATCHDOG
+        /* the watchdog never sleeps through the queue getting busy: a body that starts while
+         * it is asleep took it from the queue (its queueBecameBusy is on the way) */
+        watched = (!wdAsleep || wdOwed > 0);
+        assertWatchdog(watched);
+        reachedIf(wdAsleep, 24);
+#endif
         assertExclusion(running == 0);
         assertOnce(st[id] == S_ACCEPTED);
         assertOrder(seq[id] > lastSeq);
@@ -432,6 +580,11 @@ active proctype Worker() {
     bool ran = false;            /* ranSinceSleeping */
     byte id = 0;
     byte w;
+    byte taken = 0;              /* the shutdown handlers it took */
+    bool roomWake = false;
+#ifdef WATCHDOG
+    bool wd = false;
+#endif
 
     atomic { LOCK_STATE };                                                /* [W1] */
     do
@@ -440,8 +593,23 @@ active proctype Worker() {
         reachedIf(fifo.n >= 2, 13);
         owner = O_WORKER; takeAll();
         interrupted = false;
+#if defined(BOUNDED) && !defined(VARIANT_ROOM_WAKE_AT_FINISH) && !defined(MUTANT_ROOM_NO_WORKER_BROADCAST)
+        roomWake = (roomWaiters > 0);
+#endif
+#ifdef WATCHDOG
+        takeArmedWatchdog();     /* delayed work fell due (not modelled): never armed here */
+#endif
         UNLOCK_STATE
        };
+#ifdef BOUNDED
+        if
+        :: roomWake -> BROADCAST_ROOM; roomWake = false; reached(23)         /* [W2b] */
+        :: else -> skip
+        fi;
+#endif
+#ifdef WATCHDOG
+        queueBecameBusy();
+#endif
         /* run(&batch), outside the lock */
         do
         :: batch.n == 0 -> break
@@ -488,9 +656,33 @@ active proctype Worker() {
             fi
         od;
         atomic { LOCK_STATE; owner = O_NONE; ran = true }                 /* [W7] */
+#ifdef VARIANT_ROOM_WAKE_AT_FINISH
+        /* the broadcast when a batch ends, instead of after the next one is taken */
+        if
+        :: roomWaiters > 0 -> BROADCAST_ROOM
+        :: else -> skip
+        fi
+#endif
     :: else ->
         if
-        :: workerShouldExit -> break
+        :: workerShouldExit ->
+#ifdef MUTANT_EXIT_WITHOUT_HANDLERS
+            break
+#else
+            /* runShutdownHandlers: takeShutdownHandlers (takeAll marks them fired) */
+            if
+            :: !handlersFired && handlersKept != 0 ->
+                atomic {                                                  /* [E1] */
+                    handlersFired = true; taken = handlersKept; handlersKept = 0;
+                    reached(18);
+                    UNLOCK_STATE
+                };
+                runHandlers(taken);                                       /* [E2] */
+                taken = 0;
+                atomic { LOCK_STATE }                                     /* [E3] then look again */
+            :: else -> handlersFired = true; break
+            fi
+#endif
         :: else ->
             if
             :: ran ->
@@ -534,17 +726,89 @@ end_sleeping:   !workAvailableWaits;                                    /* [B3] 
 /* Producers (SerialQueue.async / tryAsync -> QueueCore.submit; SerialQueue.sync)              */
 /* ------------------------------------------------------------------------------------------ */
 
-/* tryAsync (async traps instead of returning false; the protocol is the same). */
-inline asyncCall(id, a) {
+/* The admission under the lock: rejected if shut down, else appended. */
+inline admit(id, a, checked, waited) {
+    if
+    :: !checked && !isAccepting -> st[id] = S_REJECTED; reachedIf(waited, 22)
+    :: else ->
+#ifdef BOUNDED
+        withinBound = (fifo.n < MAXQ);
+        reachedIf(waited, 21);
+#endif
+        submit(id, a);
+#ifdef WATCHDOG
+        takeArmedWatchdog();
+#endif
+#ifdef BOUNDED
+        assertBound(withinBound)      /* the bound held when it was admitted */
+#else
+        skip
+#endif
+    fi;
+    UNLOCK_STATE
+}
+
+/* tryAsync (async traps instead of returning false; the protocol is the same). With BOUNDED it
+ * is `async` (QueueCore.submit(bounded: true)), which waits for room (waitForRoom), and the
+ * rejection stands for its trap on a shut-down queue. */
+inline asyncCall(id, p, a, waited) {
     atomic {                                                              /* [A1] */
         LOCK_STATE;
+#ifdef BOUNDED
+#ifdef MUTANT_ROOM_CHECK_BEFORE_WAIT
         if
-        :: !isAccepting -> st[id] = S_REJECTED
-        :: else -> submit(id, a)
+        :: !isAccepting -> st[id] = S_REJECTED; UNLOCK_STATE
+        :: else -> skip
         fi;
-        UNLOCK_STATE
+#endif
+        if
+        :: st[id] == S_REJECTED -> skip
+        :: fifo.n >= MAXQ -> roomWaiters++; waited = true; reached(20)    /* beginWaitingForRoom */
+        :: else -> admit(id, a, false, waited)
+        fi
+#else
+        admit(id, a, false, waited)
+#endif
     };
+#ifdef BOUNDED
+    if
+    :: waited ->
+        /* while isAccepting && fifo.count >= maximumQueued { roomAvailable.wait; closeFastPath } */
+#ifdef MUTANT_ROOM_WAIT_IF
+        if
+#else
+        do
+#endif
+        :: atomic { isAccepting && fifo.n >= MAXQ -> WAIT_RELEASING(roomWaits[p]) };  /* [F1] */
+            !roomWaits[p];
+#ifdef MUTANT_ROOM_WAKE_KEEPS_DOOR
+            atomic { LOCK }
+#else
+            atomic { LOCK_STATE }                                         /* [F2] */
+#endif
+#ifdef MUTANT_ROOM_WAIT_IF
+        :: else -> skip
+        fi;
+#else
+        :: else -> break
+        od;
+#endif
+        atomic {                                                          /* [F3] */
+            roomWaiters--;                                                /* endWaitingForRoom */
+#ifdef MUTANT_ROOM_CHECK_BEFORE_WAIT
+            admit(id, a, true, waited)
+#else
+            admit(id, a, false, waited)
+#endif
+        };
+        waited = false
+    :: else -> skip
+    fi;
+#endif
     perform(a)                                                            /* [A2] */
+#ifdef WATCHDOG
+    ; queueBecameBusy()                                                   /* [A3] */
+#endif
 }
 
 inline syncCall(id, p, via, left, a) {
@@ -562,7 +826,14 @@ inline syncCall(id, p, via, left, a) {
         if
         :: atomic { !isAccepting -> st[id] = S_REJECTED; reached(12); UNLOCK_STATE }  /* (sync traps) */
         :: atomic { isAccepting && owner == O_NONE && fifo.n == 0 && !isSuspended ->   /* [Y3] tryEnterSync */
-                owner = O_SYNC; accept(id); reached(16); UNLOCK_STATE }
+                owner = O_SYNC; accept(id); reached(16);
+#ifdef WATCHDOG
+                takeArmedWatchdog();
+#endif
+                UNLOCK_STATE }
+#ifdef WATCHDOG
+            ; queueBecameBusy()
+#endif
         :: else ->
             atomic {                                                      /* [Y4] */
                 turnGranted[p] = false; submit(id, a);
@@ -572,7 +843,15 @@ inline syncCall(id, p, via, left, a) {
                 :: a == A_NUDGE -> nudged = true
                 :: else -> skip
                 fi;
-                a = A_NONE
+                a = A_NONE;
+#if defined(WATCHDOG) && defined(CHECK_WATCHDOG_QUEUED)
+                /* stricter, not in CHECK_ALL (README, "Found"): no item waits in the FIFO
+                 * unseen by a sleeping watchdog. submitSyncTurn does not take it. */
+                watched = (!wdAsleep || wdOwed > 0);
+                assert(watched)
+#else
+                skip
+#endif
             };
 #ifdef MUTANT_TURN_WAIT_IF
             if
@@ -641,23 +920,55 @@ inline syncCall(id, p, via, left, a) {
     via = false; left = false
 }
 
+/* Scheduling.whenShutDown: handler h kept under the mutex (mutex.withLock: no door, no
+ * invariant check), or run at once on the caller's thread if the handlers already fired. */
+inline whenShutDown(h, now) {
+    atomic {                                                              /* [K1] */
+        LOCK;
+        if
+        :: handlersFired -> now = true
+        :: else -> handlersKept = handlersKept | (1 << (h - 1)); handlerAdded[h] = true
+        fi;
+        UNLOCK
+    };
+    if
+    :: now -> reached(19); runHandlers(1 << (h - 1)); now = false         /* [K2] */
+    :: else -> skip
+    fi
+}
+
+#ifdef WATCHDOG
+#define WD_LOCAL bool wd = false;
+#else
+#define WD_LOCAL
+#endif
+
 active proctype P0() {
-    bool via = false; bool left = false; byte a = A_NONE;
-    asyncCall(1, a);
+    bool via = false; bool left = false; byte a = A_NONE; WD_LOCAL
+    asyncCall(1, 0, a, via);
+#ifdef BOUNDED
+    asyncCall(2, 0, a, via);
+#elif !defined(WATCHDOG)   /* with the watchdog: one call per producer (states) */
     syncCall(2, 0, via, left, a);
+#endif
+#ifdef LATE_HANDLER
+    whenShutDown(2, via);    /* after its calls: before or after the handlers fire */
+#endif
     producersDone++
 }
 
 active proctype P1() {
-    bool via = false; bool left = false; byte a = A_NONE;
+    bool via = false; bool left = false; byte a = A_NONE; WD_LOCAL
     syncCall(3, 1, via, left, a);
-    asyncCall(4, a);
+#ifndef WATCHDOG
+    asyncCall(4, 1, a, via);
+#endif
     producersDone++
 }
 
 #ifdef THREE_PRODUCERS
 active proctype P2() {
-    bool via = false; bool left = false; byte a = A_NONE;
+    bool via = false; bool left = false; byte a = A_NONE; WD_LOCAL
     syncCall(5, 2, via, left, a);
     producersDone++
 }
@@ -704,6 +1015,15 @@ inline checkNothingLost() {
         od;
         reported = (tj == cancelledWork);   /* ShutdownReport.cancelledWork counts every drop */
         assertNothingLost(reported);
+        /* every handler the queue kept has run, once, before shutdown (or the release) returns */
+        ti = 1;
+        do
+        :: ti <= NHANDLERS ->
+            handled = ((ti != 1 && !handlerAdded[ti]) || handlerRuns[ti] == 1);
+            assertHandlers(handled);
+            ti++
+        :: else -> break
+        od;
         ti = 0; tj = 0
     }
 }
@@ -723,6 +1043,9 @@ inline waitForWorkerExit() {
 
 inline shutdown(mode, a) {
     atomic { LOCK_STATE };                                                /* [D1] */
+#ifdef BOUNDED
+    roomWake = false;
+#endif
     if
     :: atomic { !isAccepting -> UNLOCK_STATE }
     :: else ->
@@ -735,9 +1058,26 @@ inline shutdown(mode, a) {
             :: else -> skip
             fi;
             wakeWorkerIfNeeded(a);
+#if defined(BOUNDED) && !defined(MUTANT_ROOM_SHUTDOWN_NO_BROADCAST)
+            roomWake = (roomWaiters > 0);
+#endif
+#ifdef MUTANT_HANDLERS_IN_SHUTDOWN
+            /* shutdown takes the handlers itself */
+            handlersFired = true; taken = handlersKept; handlersKept = 0;
+#endif
             UNLOCK_STATE
         };
+#ifdef MUTANT_HANDLERS_IN_SHUTDOWN
+        runHandlers(taken); taken = 0;
+#endif
         perform(a)                                                        /* [D3] */
+#ifdef BOUNDED
+        ;
+        if
+        :: roomWake -> BROADCAST_ROOM; roomWake = false                   /* they find it shut down */
+        :: else -> skip
+        fi
+#endif
     fi;
     waitForWorkerExit();
     checkNothingLost()
@@ -764,6 +1104,12 @@ inline release(a) {
 
 active proctype Controller() {
     byte a = A_NONE;
+#ifdef BOUNDED
+    bool roomWake = false;
+#endif
+#ifdef MUTANT_HANDLERS_IN_SHUTDOWN
+    byte taken = 0;
+#endif
     suspend();
 #if defined(END_DRAIN) || defined(END_CANCEL)
 #ifdef END_DRAIN
@@ -783,3 +1129,63 @@ active proctype Controller() {
 #endif
     controllerDone = true
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* The stall watchdog (StallWatchdog.Core.main, QueueCore+Watching.swift): WD_LOOKS looks at   */
+/* any moments; after a look that found the queue idle (and no work seen meanwhile) it sleeps  */
+/* until the queue wakes it. Then it stops and disarms the queue.                              */
+/* ------------------------------------------------------------------------------------------ */
+
+#ifdef WATCHDOG
+#ifndef WD_LOOKS
+#define WD_LOOKS 2
+#endif
+
+/* wakeUp.wait(releasing:). No spurious wake-ups here: the loop re-checks isAsleep, so one only
+ * repeats the wait (and would multiply the states). */
+#define WD_WAIT_RELEASING(w)  wdMutex = 0; w = true
+
+active proctype Watchdog() {
+    bool idle = false;
+    byte looks = 0;
+    do
+    :: looks < WD_LOOKS ->
+        atomic { wdMutex == 0 -> wdSawWork = false };                     /* [G1] looks += 1, sawWork = false */
+        atomic {                                                          /* [G2] stallSample(armingIfIdle:) */
+#ifdef MUTANT_LOOK_KEEPS_DOOR
+            LOCK;
+#else
+            LOCK_STATE;
+#endif
+            idle = (owner == O_NONE && fifo.n == 0);
+            if
+            :: idle -> armed = true
+            :: else -> skip
+            fi;
+            UNLOCK_STATE
+        };
+        atomic {                                                          /* [G3] */
+            wdMutex == 0 -> wdMutex = _pid + 1;
+            if
+            :: idle && !wdSawWork -> wdAsleep = true                      /* allIdle && !sawWork */
+            :: else -> skip
+            fi
+        };
+        do
+        :: atomic { wdAsleep -> WD_WAIT_RELEASING(wdWakeWaits) };         /* [G4] wakeUp.wait */
+end_wdAsleep:
+            !wdWakeWaits;
+            atomic { wdMutex == 0 -> wdMutex = _pid + 1 }
+        :: else -> break
+        od;
+        atomic { wdMutex = 0; looks++; idle = false }                     /* [G5] the interval */
+    :: else -> break
+    od;
+    atomic {                                                              /* [G6] stop: disarmWatchdog */
+        LOCK_STATE;
+        armed = false;
+        openFastPathIfIdle();
+        UNLOCK_STATE
+    }
+}
+#endif
