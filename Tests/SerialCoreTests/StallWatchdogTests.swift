@@ -66,6 +66,27 @@ struct StallWatchdogTests {
         #expect(reports.all.first?.waitingItems == 1)
     }
 
+    @Test func aSyncCallWaitingOnASuspendedQueueWakesASleepingWatchdog() {
+        let reports = Reports()
+        let watchdog = StallWatchdog(runningThreshold: .seconds(60), waitingThreshold: .milliseconds(50)) {
+            reports.add($0)
+        }
+        let queue = SerialQueue(label: "suspended-sync")
+        watchdog.watch(queue)
+        #expect(eventually { watchdog._isAsleep }, "the watchdog never went to sleep over an idle queue")
+        queue.suspend()
+        runThreads(2) { index in
+            if index == 0 {
+                queue.sync {}  // waits: suspended
+            } else {
+                #expect(reports.arrived.wait(timeout: .seconds(20)), "a sync call waiting on a suspended queue went unseen")
+                queue.resume()
+            }
+        }
+        watchdog.stop()
+        #expect(reports.all.map(\.kind) == [.waiting])
+    }
+
     @Test func aSyncBodyThatStallsIsReportedWithTheCallersThread() {
         let reports = Reports()
         let watchdog = StallWatchdog(runningThreshold: .milliseconds(50), waitingThreshold: .seconds(60)) {

@@ -37,3 +37,14 @@ private final class WatchdogThread: @unchecked Sendable {  // immutable after in
         init(_ run: @escaping () -> Void) { self.run = run }
     }
 }
+
+/// `withWatchdog` for an async body (which should do its blocking waits `offThePool`).
+public func withWatchdog<T>(timeout: Duration, _ message: @autoclosure () -> String, _ body: () async throws -> T) async rethrows -> T {
+    let finished = TestSemaphore()
+    let watcher = WatchdogThread(finished: finished, timeout: timeout, message: message())
+    defer {
+        finished.signal()
+        watcher.join()
+    }
+    return try await body()
+}

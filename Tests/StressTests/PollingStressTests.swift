@@ -123,7 +123,9 @@ private final class StressJob: Sendable {
 struct PollingStressTests {
     static let threads = 6  // three times the cores
 
-    @Test func manyPollersOnFewQueuesEachEndExactlyOnce() {
+    // Async: its pollers' async queries need Swift concurrency's pool, so its long waits happen
+    // off the pool (two blocked cooperative threads would stall every query on 2 cores).
+    @Test func manyPollersOnFewQueuesEachEndExactlyOnce() async {
         let seed = StressConfiguration.seed()
         let perThread = StressConfiguration.iterations(100)
         let total = Self.threads * perThread
@@ -134,8 +136,8 @@ struct PollingStressTests {
         let pollers = LockedValue<[Poller<Int>]>([])
         let ended = TestSemaphore()
 
-        withWatchdog(timeout: .seconds(120), "polling stress stalled, seed \(seed)") {
-            runThreads(Self.threads) { thread in
+        await withWatchdog(timeout: .seconds(120), "polling stress stalled, seed \(seed)") {
+            await runThreads(Self.threads) { thread in
                 var random = SeededRandom(seed: seed &+ UInt64(thread) &* 7919)
                 for index in 0..<perThread {
                     let queue = pollQueues[Int.random(in: 0..<pollQueues.count, using: &random)]
@@ -179,8 +181,11 @@ struct PollingStressTests {
                     }
                 }
             }
-            var missing = 0
-            for _ in 0..<total where !ended.wait(timeout: .seconds(60)) { missing += 1 }
+            let missing = await offThePool {
+                var missing = 0
+                for _ in 0..<total where !ended.wait(timeout: .seconds(60)) { missing += 1 }
+                return missing
+            }
             #expect(missing == 0, "\(missing) of \(total) pollers never delivered an outcome, seed \(seed)")
         }
         // Let late answers and cancels land, then flush every delivery still queued.
@@ -281,7 +286,8 @@ struct PollingSchedulerShutdownStressTests {
         let endedByShutdown = Atomic<Bool>(false)
     }
 
-    @Test func aSchedulerShutDownAtARandomMomentEndsEverySessionExactlyOnce() {
+    // Async, with its waits off the pool: its async queries need Swift concurrency's pool.
+    @Test func aSchedulerShutDownAtARandomMomentEndsEverySessionExactlyOnce() async {
         let seed = StressConfiguration.seed()
         let rounds = StressConfiguration.iterations(30)
         let threads = 4
@@ -290,7 +296,7 @@ struct PollingSchedulerShutdownStressTests {
         let servers = (0..<2).map { SerialQueue(label: "poll-down-srv-\($0)") }
         var random = SeededRandom(seed: seed)
         var endedByTheShutdown = 0
-        withWatchdog(timeout: .seconds(120), "poller shutdown stress stalled, seed \(seed)") {
+        await withWatchdog(timeout: .seconds(120), "poller shutdown stress stalled, seed \(seed)") {
             for round in 0..<rounds {
                 let mode: ShutdownMode = random.next() % 2 == 0 ? .drain : .cancelPending
                 let shutAfter = Int(random.next() % UInt64(total))
@@ -299,7 +305,7 @@ struct PollingSchedulerShutdownStressTests {
                 let sessions = LockedValue<[Session]>([])
                 let started = Atomic<Int>(0)
                 let pollers = LockedValue<[Poller<Int>]>([])
-                runThreads(threads + 1) { thread in
+                await runThreads(threads + 1) { thread in
                     if thread == threads {
                         _ = eventually(timeout: .seconds(10)) { started.load(ordering: .acquiring) >= shutAfter }
                         _ = queue.shutdown(mode)
@@ -354,7 +360,7 @@ struct PollingSchedulerShutdownStressTests {
                 _ = queue.shutdown(mode)  // a no-op when the shutter already did it
                 let context = "seed \(seed), round \(round), \(mode), shut after \(shutAfter) of \(total)"
                 let all = sessions.withLock { $0 }
-                let done = eventually(timeout: .seconds(10)) { all.allSatisfy { $0.outcomes.load(ordering: .acquiring) > 0 } }
+                let done = await eventually(timeout: .seconds(10)) { all.allSatisfy { $0.outcomes.load(ordering: .acquiring) > 0 } }
                 // Late answers land (and must change nothing) before the counts are read.
                 for server in servers { server.sync {} }
                 let counts = all.map { $0.outcomes.load(ordering: .acquiring) }

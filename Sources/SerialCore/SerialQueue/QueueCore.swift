@@ -222,6 +222,9 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         }
         stack.isTurnGranted = false
         self.perform(self.state.submitSyncTurn(Unmanaged.passUnretained(stack)))
+        // A sleeping watchdog must hear of this wait too (the queue may be suspended). Woken
+        // under this queue's lock: the watchdog never takes a queue's lock while holding its own.
+        self.state.takeArmedWatchdog()?.queueBecameBusy()
         SyncWaitGraph.beginWaiting(stack, for: self)
         while !stack.isTurnGranted {
             stack.turnGranted.wait(releasing: self.mutex)
