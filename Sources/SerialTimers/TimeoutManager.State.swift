@@ -1,3 +1,5 @@
+import SerialCore
+
 extension TimeoutManager {
     typealias Completion = @Sendable (TimeoutOutcome<Value>) -> Void
 
@@ -14,6 +16,8 @@ extension TimeoutManager {
     enum Begin {
         case started(UInt64)
         case joined
+        /// Started, then ended at once (its scheduler was found gone); its outcome is delivered.
+        case ended
     }
 
     /// Everything the manager's mutex guards; each operation returns what to do after the lock.
@@ -25,12 +29,15 @@ extension TimeoutManager {
         var keys: [String: UInt64] = [:]
         var nextID: UInt64 = 0
         var isShutDown = false
+        /// Set when the scheduler's shutdown ended the manager (rather than `shutdown()`).
+        var schedulerShutDown: SchedulingError? = nil
         var lateResults = 0
         var skippedOperations = 0
 
         mutating func begin(
             key: String?, completion: @escaping Completion, maximumInFlight: Int
         ) throws(TimeoutManagerError) -> Begin {
+            if let error = self.schedulerShutDown { throw .schedulerShutDown(error) }
             if self.isShutDown { throw .shutDown }
             if let key, let id = self.keys[key] {
                 self.tasks[id]!.joined.append(completion)
@@ -69,7 +76,10 @@ extension TimeoutManager {
             return entry
         }
 
-        mutating func shutDown() -> [Entry] {
+        /// Ends every task in flight (returned, in start order) and refuses new ones; `because`
+        /// records a scheduler's shutdown for the error later calls get.
+        mutating func shutDown(because error: SchedulingError? = nil) -> [Entry] {
+            if !self.isShutDown { self.schedulerShutDown = error }
             self.isShutDown = true
             let entries = self.tasks.sorted { $0.key < $1.key }.map(\.value)  // in start order
             self.tasks = [:]

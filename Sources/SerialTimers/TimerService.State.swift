@@ -1,13 +1,25 @@
 import SerialCore
 
 extension TimerService {
-    /// A timer's callback, wrapped so the wheel stores the closure as it is: a bare closure
-    /// stored as a generic `Element` would be re-abstracted through a thunk, one more
-    /// allocation per timer.
-    struct Callback: Sendable {
-        let run: @Sendable () -> Void
-    }
+    /// Why the service stopped for good.
+    enum StopReason: Equatable {
+        case stopped
+        case schedulerShutDown(SchedulingError)
 
+        var status: TimerStatus {
+            switch self {
+            case .stopped: return .stopped
+            case .schedulerShutDown(let error): return .schedulerShutDown(error)
+            }
+        }
+
+        var error: TimerServiceError {
+            switch self {
+            case .stopped: return .stopped
+            case .schedulerShutDown(let error): return .schedulerShutDown(error)
+            }
+        }
+    }
     /// What to do about the one delayed wake-up, decided under the lock, done after it.
     enum ArmAction {
         case none
@@ -17,7 +29,7 @@ extension TimerService {
 
     /// What a scheduler turn does after the lock: callbacks to run, wake-up to arm, follow-up to post.
     struct Turn {
-        var batch: [Callback] = []
+        var batch: [@Sendable () -> Void] = []
         var arm: ArmAction = .none
         var postFollowUp = false
     }
@@ -30,32 +42,34 @@ extension TimerService {
     ///   another generation is stale and does nothing. `backlog[backlogHead...]` holds due
     ///   callbacks not yet run, oldest first, and a follow-up turn is posted while it is non-empty.
     struct State {
-        var wheel: TimingWheel<Callback>
-        var backlog: [Callback] = []
+        var wheel: TimingWheel<Timer>
+        var backlog: [Timer] = []
         var backlogHead = 0
         var armedTick: UInt64? = nil
         var armedWork: DelayedWork? = nil
         var armGeneration: UInt64 = 0
         var followUpPosted = false
-        var isStopped = false
+        var stopReason: StopReason? = nil
         /// Delayed wake-ups that ran, stale ones included (observability for tests and benchmarks).
         var wakeUps = 0
+
+        var isStopped: Bool { self.stopReason != nil }
 
         var pendingCount: Int { self.wheel.count + self.backlog.count - self.backlogHead }
 
         /// Adds a timer; re-arms only when its slot comes before the armed wake-up.
         mutating func schedule(
-            _ callback: Callback, deadlineTick: UInt64, nowTick: UInt64, maximumPending: Int
-        ) throws(TimerServiceError) -> (TimingWheel<Callback>.Handle, ArmAction) {
-            if self.isStopped { throw .stopped }
+            _ timer: Timer, deadlineTick: UInt64, nowTick: UInt64, maximumPending: Int
+        ) throws(TimerServiceError) -> ArmAction {
+            if let reason = self.stopReason { throw reason.error }
             if self.pendingCount >= maximumPending { throw .tooManyPending(limit: maximumPending) }
             // Bring an idle wheel up to now (free: nothing is due before the next slot), so the
             // new entry lands in the level its real distance calls for, not a stale one.
             if self.wheel.nextExpiry.map({ $0.rawValue > nowTick }) ?? true {
                 self.wheel.advance(to: WheelTick(nowTick), into: &self.backlog)
             }
-            let handle = self.wheel.insert(callback, at: WheelTick(deadlineTick))
-            return (handle, self.armIfEarlier())
+            timer.slot = self.wheel.insert(timer, at: WheelTick(deadlineTick))
+            return self.armIfEarlier()
         }
 
         /// Arms for the wheel's next slot when nothing is armed or the armed wake-up is later.
@@ -102,12 +116,13 @@ extension TimerService {
         private mutating func takeBatch(limit: Int, into turn: inout Turn) {
             let available = self.backlog.count - self.backlogHead
             guard available > 0 else { return }
-            if self.backlogHead == 0 && available <= limit {
-                swap(&turn.batch, &self.backlog)  // the common case: hand over the whole buffer
-                return
-            }
             let end = self.backlogHead + min(limit, available)
-            turn.batch = Array(self.backlog[self.backlogHead..<end])
+            turn.batch.reserveCapacity(end - self.backlogHead)
+            for timer in self.backlog[self.backlogHead..<end] {
+                timer.status = .fired
+                turn.batch.append(timer.callback!)
+                timer.callback = nil
+            }
             self.backlogHead = end
             if end == self.backlog.count {
                 self.backlog.removeAll(keepingCapacity: true)
@@ -118,12 +133,21 @@ extension TimerService {
             }
         }
 
-        /// Stops for good: every timer not yet handed to a turn is removed and returned.
-        mutating func stop() -> (removed: [Callback], armed: DelayedWork?) {
-            guard !self.isStopped else { return ([], nil) }
-            self.isStopped = true
-            var removed = self.wheel.removeAll()
-            removed.append(contentsOf: self.backlog[self.backlogHead...])
+        /// Stops for good: every timer not yet handed to a turn ends with `reason`'s status;
+        /// their callbacks are returned, to be released outside the lock.
+        mutating func stop(_ reason: StopReason) -> (removed: [@Sendable () -> Void], armed: DelayedWork?) {
+            guard self.stopReason == nil else { return ([], nil) }
+            self.stopReason = reason
+            var timers = self.wheel.removeAll()
+            timers.append(contentsOf: self.backlog[self.backlogHead...])
+            var removed: [@Sendable () -> Void] = []
+            removed.reserveCapacity(timers.count)
+            let status = reason.status
+            for timer in timers {
+                timer.status = status
+                removed.append(timer.callback!)
+                timer.callback = nil
+            }
             self.backlog = []
             self.backlogHead = 0
             let armed = self.armedWork
