@@ -179,4 +179,130 @@ struct TimersStressTests {
             eventually(timeout: .seconds(10)) { manager.lateResultCount <= started.value },
             "seed \(seed): late results \(manager.lateResultCount) exceed started tasks \(started.value)")
     }
+
+    /// Shuts the timers' SerialQueue down at a random moment (.drain or .cancelPending) while
+    /// threads schedule: every accepted timer ends exactly once, `.fired` (its callback ran
+    /// once) or `.schedulerShutDown`; every refused call threw `.schedulerShutDown`.
+    @Test func queueShutdownAtRandomMomentsEndsEveryPendingTimerOnce() {
+        let seed = StressConfiguration.seed()
+        let rounds = StressConfiguration.iterations(20)
+        let perThread = 300
+        var random = SeededRandom(seed: seed)
+        withWatchdog(timeout: .seconds(120), "timers shutdown stress, seed \(seed)") {
+            for round in 0..<rounds {
+                let mode: ShutdownMode = Bool.random(using: &random) ? .drain : .cancelPending
+                let pause = UInt64.random(in: 0..<3_000_000, using: &random)
+                let roundSeed = random.next()
+                let label = "stress-timers-down-\(round)"
+                let queue = SerialQueue(label: label)
+                let timers = TimerService(scheduler: queue, tick: .microseconds(100), callbacksPerTurn: 8)
+                let tally = Tally(count: Self.threads * perThread)
+                let handles = LockedValue<[(Int, TimerHandle)]>([])
+                let refused = TestCounter()
+                runThreads(Self.threads + 1) { thread in
+                    if thread == Self.threads {
+                        let start = monotonicNow()
+                        while monotonicNow() - start < pause { sched_yield() }
+                        queue.shutdown(mode)
+                        return
+                    }
+                    var random = SeededRandom(seed: roundSeed &+ UInt64(thread))
+                    for step in 0..<perThread {
+                        let id = thread * perThread + step
+                        let delay = Duration.microseconds(Int64.random(in: 0..<4_000, using: &random))
+                        do throws(TimerServiceError) {
+                            let handle = try timers.schedule(after: delay) { tally.fire(id) }
+                            handles.withLock { $0.append((id, handle)) }
+                        } catch {
+                            #expect(error == .schedulerShutDown(.shutDown(scheduler: label)), "seed \(seed) round \(round)")
+                            refused.increment()
+                        }
+                    }
+                }
+                // shutdown() returned: the handlers ran, every turn is over.
+                let accepted = handles.withLock { $0 }
+                var firedStatus = 0
+                var shutDownStatus = 0
+                for (id, handle) in accepted {
+                    switch handle.status {
+                    case .fired:
+                        firedStatus += 1
+                        #expect(tally.fired.withLock { $0[id] } == 1, "seed \(seed) round \(round): timer \(id) fired \(tally.fired.withLock { $0[id] }) times")
+                    case .schedulerShutDown(.shutDown(label)):
+                        shutDownStatus += 1
+                        #expect(tally.fired.withLock { $0[id] } == 0, "seed \(seed) round \(round): timer \(id) ran after ending unrun")
+                    case let other:
+                        Issue.record("seed \(seed) round \(round) (\(mode)): timer \(id) ended \(other)")
+                    }
+                }
+                #expect(firedStatus + shutDownStatus == accepted.count, "seed \(seed) round \(round)")
+                #expect(accepted.count + refused.value == Self.threads * perThread, "seed \(seed) round \(round)")
+                #expect(timers.pendingCount == 0, "seed \(seed) round \(round)")
+            }
+        }
+    }
+
+    /// Shuts the callbacks' SerialQueue down at a random moment while tasks are started and
+    /// reported from other threads: every accepted caller gets exactly one outcome.
+    @Test func queueShutdownAtRandomMomentsEndsEveryTimeoutTaskOnce() {
+        let seed = StressConfiguration.seed()
+        let rounds = StressConfiguration.iterations(20)
+        let perThread = 200
+        var random = SeededRandom(seed: seed)
+        let reporter = SerialQueue(label: "stress-to-down-reporter")
+        defer { reporter.shutdown() }
+        withWatchdog(timeout: .seconds(120), "timeout shutdown stress, seed \(seed)") {
+            for round in 0..<rounds {
+                let mode: ShutdownMode = Bool.random(using: &random) ? .drain : .cancelPending
+                let pause = UInt64.random(in: 0..<3_000_000, using: &random)
+                let roundSeed = random.next()
+                let label = "stress-to-down-\(round)"
+                let callbacks = SerialQueue(label: label)
+                let manager = TimeoutManager<Int>(scheduler: callbacks, workers: [reporter], tick: .microseconds(100))
+                let outcomes = LockedValue<[UInt8]>(Array(repeating: 0, count: Self.threads * perThread))
+                let accepted = TestCounter()
+                let refused = TestCounter()
+                let delivered = TestCounter()
+                runThreads(Self.threads + 1) { thread in
+                    if thread == Self.threads {
+                        let start = monotonicNow()
+                        while monotonicNow() - start < pause { sched_yield() }
+                        callbacks.shutdown(mode)
+                        return
+                    }
+                    var random = SeededRandom(seed: roundSeed &+ UInt64(thread))
+                    for step in 0..<perThread {
+                        let caller = thread * perThread + step
+                        let timeout = Duration.microseconds(Int64.random(in: 0..<2_000, using: &random))
+                        let resultDelay = Duration.microseconds(Int64.random(in: 0..<2_000, using: &random))
+                        let key: String? = Int.random(in: 0..<4, using: &random) == 0 ? "k\(caller % 5)" : nil
+                        do throws(TimeoutManagerError) {
+                            try manager.start(taskKey: key, timeout: timeout, operation: { completion in
+                                reporter.asyncAfter(delay: resultDelay) { completion.succeed(caller) }
+                            }) { _ in
+                                outcomes.withLock { $0[caller] &+= 1 }
+                                delivered.increment()
+                            }
+                            accepted.increment()
+                        } catch {
+                            #expect(error == .schedulerShutDown(.shutDown(scheduler: label)), "seed \(seed) round \(round)")
+                            refused.increment()
+                        }
+                    }
+                }
+                #expect(
+                    eventually(timeout: .seconds(20)) { delivered.value >= accepted.value },
+                    "seed \(seed) round \(round) (\(mode)): \(delivered.value) of \(accepted.value) outcomes arrived")
+                // Let late reports drain, then check nobody got two.
+                let drained = TestSemaphore()
+                reporter.asyncAfter(delay: .milliseconds(3)) { drained.signal() }
+                #expect(drained.wait(timeout: .seconds(20)), "seed \(seed): the reporter did not drain")
+                let counts = outcomes.withLock { $0 }
+                #expect(delivered.value == accepted.value, "seed \(seed) round \(round)")
+                #expect(counts.filter { $0 > 1 }.isEmpty, "seed \(seed) round \(round): a caller got two outcomes")
+                #expect(accepted.value + refused.value == Self.threads * perThread)
+                #expect(manager.inFlightCount == 0, "seed \(seed) round \(round)")
+            }
+        }
+    }
 }
