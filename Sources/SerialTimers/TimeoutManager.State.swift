@@ -13,6 +13,20 @@ extension TimeoutManager {
         var completions: [Completion] { [self.first] + self.joined }
     }
 
+    /// Decided outcomes handed to the scheduler and not yet delivered: a scheduler that shuts
+    /// down with `.cancelPending` drops the delivery, and its shutdown handler then finds them here.
+    struct Delivery {
+        var entries: [Entry]
+        var outcome: TimeoutOutcome<Value>
+        /// `.cancelled` keeps its outcome when the scheduler drops it; a result becomes
+        /// `.schedulerShutDown`, as when the scheduler refuses it outright.
+        var keepsOutcome: Bool
+
+        func outcome(whenShutDownBy error: SchedulingError) -> TimeoutOutcome<Value> {
+            self.keepsOutcome ? self.outcome : .schedulerShutDown(error)
+        }
+    }
+
     enum Begin {
         case started(UInt64)
         case joined
@@ -31,6 +45,8 @@ extension TimeoutManager {
         var isShutDown = false
         /// Set when the scheduler's shutdown ended the manager (rather than `shutdown()`).
         var schedulerShutDown: SchedulingError? = nil
+        var deliveries: [UInt64: Delivery] = [:]
+        var nextDelivery: UInt64 = 0
         var lateResults = 0
         var skippedOperations = 0
 
@@ -75,6 +91,21 @@ extension TimeoutManager {
             if let key = entry.key { self.keys[key] = nil }
             return entry
         }
+
+        mutating func addDelivery(_ delivery: Delivery) -> UInt64 {
+            self.nextDelivery &+= 1
+            self.deliveries[self.nextDelivery] = delivery
+            return self.nextDelivery
+        }
+
+        /// Every delivery not yet made, oldest first.
+        mutating func takeAllDeliveries() -> [Delivery] {
+            defer { self.deliveries = [:] }
+            return self.deliveries.sorted { $0.key < $1.key }.map(\.value)
+        }
+
+        /// Whether nothing is left for a shutdown handler to end.
+        var isIdleAfterShutdown: Bool { self.isShutDown && self.tasks.isEmpty && self.deliveries.isEmpty }
 
         /// Ends every task in flight (returned, in start order) and refuses new ones; `because`
         /// records a scheduler's shutdown for the error later calls get.

@@ -138,9 +138,7 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         self.timers = TimerService(scheduler: scheduler, tick: tick)
         // Captures the state, not the manager: a registered handler does not keep it alive.
         let state = self.state
-        self.subscription = scheduler.whenShutDown { error in
-            Self.deliver(state.withLock { $0.shutDown(because: error) }, .schedulerShutDown(error))
-        }
+        self.subscription = scheduler.whenShutDown { error in Self.endAll(state, because: error) }
     }
 
     deinit {
@@ -255,14 +253,10 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
     public func shutdown() -> Int {
         let entries = self.state.withLock { $0.shutDown() }
         self.timers.stop()
-        self.subscription.cancel()
         if !entries.isEmpty {
-            do {
-                try self.scheduler.execute { Self.deliver(entries, .cancelled) }
-            } catch {
-                Self.deliver(entries, .cancelled)  // decided already; only the thread changes
-            }
+            self.post(Delivery(entries: entries, outcome: .cancelled, keepsOutcome: true))
         }
+        self.withdrawIfIdle()
         return entries.count
     }
 
@@ -295,13 +289,39 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         return begin
     }
 
-    /// The scheduler refused: every task still in flight ends `.schedulerShutDown` on this
-    /// thread, as do `alsoEnding` (a task already taken out of the state).
-    private func schedulerGone(_ error: SchedulingError, alsoEnding ended: Entry? = nil) {
-        var entries = self.state.withLock { $0.shutDown(because: error) }
-        if let ended { entries.insert(ended, at: 0) }
+    /// The scheduler refused: every task still in flight ends on this thread, as the
+    /// shutdown handler would end it.
+    private func schedulerGone(_ error: SchedulingError) {
         self.timers.stop()
+        Self.endAll(self.state, because: error)
+    }
+
+    /// Ends everything left once the scheduler is gone: deliveries it dropped or refused
+    /// first (decided first), then every task in flight with `.schedulerShutDown`.
+    private static func endAll(_ state: LockedValue<State>, because error: SchedulingError) {
+        let (deliveries, entries) = state.withLock { ($0.takeAllDeliveries(), $0.shutDown(because: error)) }
+        for delivery in deliveries { Self.deliver(delivery.entries, delivery.outcome(whenShutDownBy: error)) }
         Self.deliver(entries, .schedulerShutDown(error))
+    }
+
+    /// Delivers a decided outcome on the scheduler. It stays in the state until it runs, so a
+    /// scheduler that drops it (or refuses it) still leads to exactly one delivery.
+    private func post(_ delivery: Delivery) {
+        let token = self.state.withLock { $0.addDelivery(delivery) }
+        do throws(SchedulingError) {
+            try self.scheduler.execute {
+                guard let delivery = self.state.withLock({ $0.deliveries.removeValue(forKey: token) }) else { return }
+                Self.deliver(delivery.entries, delivery.outcome)
+                self.withdrawIfIdle()
+            }
+        } catch {
+            self.schedulerGone(error)
+        }
+    }
+
+    /// Withdraws the shutdown handler once `shutdown()` left nothing for it to do.
+    private func withdrawIfIdle() {
+        if self.state.withLock({ $0.isIdleAfterShutdown }) { self.subscription.cancel() }
     }
 
     /// Calls every completion of `entries` (each task's first caller, then its joiners) with `outcome`.
@@ -326,11 +346,7 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
             Self.deliver([entry], outcome)
         } else {
             entry.timer?.cancel()
-            do {
-                try self.scheduler.execute { Self.deliver([entry], outcome) }
-            } catch {
-                self.schedulerGone(error, alsoEnding: entry)
-            }
+            self.post(Delivery(entries: [entry], outcome: outcome, keepsOutcome: false))
         }
         return true
     }

@@ -133,4 +133,30 @@ struct TimeoutManagerShutdownTests {
         scheduler.advance(by: .seconds(1))
         #expect(outcomes.all == ["a: timedOut"])
     }
+
+    /// A result whose delivery the scheduler accepted and then dropped (.cancelPending): the
+    /// shutdown handler still delivers it, once, as `.schedulerShutDown`.
+    @Test func aDeliveryDroppedByCancelPendingStillEndsTheTaskOnce() throws {
+        let scheduler = VirtualScheduler(label: "virtual")
+        let manager = TimeoutManager<Int>(scheduler: scheduler, workers: [scheduler])
+        let outcomes = Outcomes()
+        let pending = Pending()
+        try manager.start(timeout: .seconds(5), operation: pending.keep, completion: outcomes.record("a"))
+        #expect(pending[0].succeed(1))  // decided; its delivery waits on the scheduler
+        scheduler.shutdown(.cancelPending)
+        #expect(outcomes.all == ["a: schedulerShutDown(\(Self.reason))"])
+        scheduler.runUntilIdle()
+        #expect(outcomes.all.count == 1)
+    }
+
+    /// `shutdown()`'s `.cancelled` deliveries dropped by the scheduler still arrive, once.
+    @Test func cancelledDeliveriesDroppedByTheSchedulerStillArrive() throws {
+        let scheduler = VirtualScheduler(label: "virtual")
+        let manager = TimeoutManager<Int>(scheduler: scheduler, workers: [scheduler])
+        let outcomes = Outcomes()
+        try manager.start(timeout: .seconds(5), operation: { _ in }, completion: outcomes.record("a"))
+        #expect(manager.shutdown() == 1)
+        scheduler.shutdown(.cancelPending)
+        #expect(outcomes.all == ["a: cancelled"])
+    }
 }
