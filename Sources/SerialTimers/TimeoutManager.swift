@@ -331,6 +331,13 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         }
     }
 
+    /// Moves task `id`'s deadline; `false` when it ended or its deadline already fired.
+    func reschedule(_ id: UInt64, after timeout: Duration) -> Bool {
+        if timeout < .zero { TimersMisuse.negativeTimeout(timeout) }
+        guard let timer = self.state.withLock({ $0.tasks[id]?.timer }) else { return false }
+        return timer.reschedule(after: timeout) == .movedToNewDeadline
+    }
+
     /// Ends task `id` with `outcome` if it is still in flight; `false` if it had already ended.
     @discardableResult
     func finish(_ id: UInt64, with outcome: TimeoutOutcome<Value>) -> Bool {

@@ -100,6 +100,19 @@ public struct TimeoutCompletion<Value: Sendable>: Sendable {
         self.manager.finish(self.id, with: .completed(value))
     }
 
+    /// Pushes the task's deadline to `timeout` from now, earlier or later: an idle timeout
+    /// for an operation that reports progress (call it on each sign of life). Joined
+    /// callers share the new deadline. Blocking `run` operations have no such handle: they
+    /// cannot report progress before they return.
+    ///
+    /// - Returns: `true` when the task now ends at the new deadline at the latest; `false`
+    ///   when it had already ended or its deadline had already fired (it times out).
+    /// - Complexity: O(1), no allocation (`TimerHandle.reschedule`).
+    @discardableResult
+    public func extendDeadline(after timeout: Duration) -> Bool {
+        self.manager.reschedule(self.id, after: timeout)
+    }
+
     /// Reports failure with `error`; see `callAsFunction(_:)`.
     @discardableResult
     public func fail(_ error: any Error) -> Bool {

@@ -8,7 +8,8 @@ public struct TimerHandle: Sendable {
     let service: TimerService
     let timer: TimerService.Timer
 
-    /// The deadline that was asked for (the callback runs at the first tick at or after it).
+    /// The deadline of the next firing, or of the last one (the callback runs at the first
+    /// tick at or after it); `reschedule` moves it, a repeating timer advances it.
     public var deadline: MonotonicInstant {
         self.service.core.state.withLock { _ in self.timer.deadline }
     }
@@ -23,6 +24,39 @@ public struct TimerHandle: Sendable {
     @discardableResult
     public func cancel() -> Bool {
         self.service.core.cancel(self.timer)
+    }
+
+    /// Moves the timer's deadline to `delay` from now, earlier or later, in place: the way to
+    /// push an idle timeout back on every packet.
+    ///
+    /// When this races the timer's firing, exactly one happens: the timer fires at the new
+    /// deadline (`.movedToNewDeadline`) or it had already been handed to the scheduler at the
+    /// old one (`.firedAtOldDeadline`); never both, never neither. A repeating timer's
+    /// schedule restarts from the new deadline.
+    ///
+    /// - Complexity: O(1), one lock acquisition, no allocation; a scheduler call only when
+    ///   the new deadline comes before the armed wake-up.
+    @discardableResult
+    public func reschedule(after delay: Duration) -> TimerReschedule {
+        let now = self.service.scheduler.now
+        return self.service.core.reschedule(self.timer, to: now.advanced(by: delay), now: now)
+    }
+
+    /// Moves the timer's deadline to `deadline`; see `reschedule(after:)`.
+    @discardableResult
+    public func reschedule(at deadline: MonotonicInstant) -> TimerReschedule {
+        self.service.core.reschedule(self.timer, to: deadline, now: self.service.scheduler.now)
+    }
+
+    /// For a repeating timer: the periods skipped so far because their deadline had passed
+    /// before the previous one fired (never run late in a burst). Zero for one-shot timers.
+    public var skippedPeriods: Int {
+        self.service.core.state.withLock { _ in self.timer.repeating?.skipped ?? 0 }
+    }
+
+    /// For a repeating timer: how many periods have been handed to the scheduler so far.
+    public var firedPeriods: Int {
+        self.service.core.state.withLock { _ in self.timer.repeating?.fired ?? (self.timer.status == .fired ? 1 : 0) }
     }
 
     /// Whether the timer still waits in the wheel (neither due-and-taken, run, nor cancelled).

@@ -1,26 +1,30 @@
 import SerialCore
 
 extension TimerService {
-    /// The working part of a `TimerService`: the locked state, the tick arithmetic, arming and
-    /// turns. See `TimerService` for the guarantees.
+    /// The working part of a `TimerService`: the locked state, arming and turns. See
+    /// `TimerService` for the guarantees.
+    ///
+    /// **One lock trip.** A schedule, reschedule or wake-up decides and arms the wake-up in
+    /// one acquisition of the service's lock: `scheduler.schedule` is called with the lock
+    /// held. That nests the scheduler's lock inside ours, never the other way round (a
+    /// scheduler never calls back into a service while holding its own lock), so it cannot
+    /// deadlock. Callbacks, closures being released, and cancelled wake-ups all happen after
+    /// the lock is released.
     final class Core: Sendable {
         let scheduler: any Scheduling
-        let tickNanoseconds: UInt64
         let maximumPending: Int
         let callbacksPerTurn: Int
-        /// Tick 0: the scheduler's time when the service was created.
-        let origin: MonotonicInstant
+        let clock: TickClock
         let state: LockedValue<State>
         /// The `whenShutDown` registration, withdrawn when the service stops.
         let subscription = LockedValue<ShutdownSubscription?>(nil)
 
         init(scheduler: any Scheduling, tickNanoseconds: UInt64, maximumPending: Int, callbacksPerTurn: Int) {
             self.scheduler = scheduler
-            self.tickNanoseconds = tickNanoseconds
             self.maximumPending = maximumPending
             self.callbacksPerTurn = callbacksPerTurn
-            self.origin = scheduler.now
-            self.state = LockedValue(State(wheel: TimingWheel()))
+            self.clock = TickClock(origin: scheduler.now, tickNanoseconds: tickNanoseconds)
+            self.state = LockedValue(State(clock: self.clock))
             // Holds the core until withdrawn by `stop` (or until it runs): a dead service
             // leaves no handler on a long-lived scheduler.
             let subscription = scheduler.whenShutDown { error in self.stop(.schedulerShutDown(error)) }
@@ -37,77 +41,113 @@ extension TimerService {
         func stop(_ reason: StopReason = .stopped) -> Int {
             let (removed, armed) = self.state.withLock { $0.stop(reason) }
             armed?.cancel()
+            self.withdrawSubscription()
+            return removed.count  // the callbacks are released here, outside the lock
+        }
+
+        private func withdrawSubscription() {
             self.subscription.withLock { stored in
                 defer { stored = nil }
                 return stored
             }?.cancel()
-            return removed.count  // the callbacks are released here, outside the lock
+        }
+
+        /// What a lock trip leaves to do after the lock: a replaced wake-up to cancel, or the
+        /// scheduler's refusal (the service stopped inside the trip; callbacks to release).
+        struct Aftermath {
+            var replaced: DelayedWork? = nil
+            var refusal: SchedulingError? = nil
+            var dropped: [@Sendable () -> Void] = []
+
+            func finish(_ core: Core) {
+                self.replaced?.cancel()
+                if self.refusal != nil { core.withdrawSubscription() }
+            }
+        }
+
+        /// Arms `arm` while the lock is held; a refusal stops the service right there.
+        private func arm(_ arm: Arm?, in state: inout State, _ aftermath: inout Aftermath) {
+            guard let arm else { return }
+            do {
+                // Captures the core strongly: a stopped or released service cancels this wake-up.
+                let work = try self.scheduler.schedule(at: self.clock.instant(ofTick: arm.tick)) {
+                    self.wake(generation: arm.generation)
+                }
+                aftermath.replaced = state.armed(work)
+            } catch {
+                let (dropped, armed) = state.stop(.schedulerShutDown(error))
+                aftermath.refusal = error
+                aftermath.dropped = dropped
+                aftermath.replaced = armed
+            }
         }
 
         /// Adds `timer`; throws `.schedulerShutDown` when arming its wake-up found the
         /// scheduler gone (the timer, like every pending one, then ended `.schedulerShutDown`).
-        func insert(
-            _ timer: Timer, deadline: MonotonicInstant, now: MonotonicInstant
-        ) throws(TimerServiceError) {
-            let deadlineTick = self.tickAtOrAfter(deadline)
-            let nowTick = self.tickAtOrBefore(now)
+        func insert(_ timer: Timer, now: MonotonicInstant) throws(TimerServiceError) {
+            let nowTick = self.clock.tickAtOrBefore(now)
             let maximum = self.maximumPending
             // The lock rethrows untyped errors: carry the typed one out in a Result.
-            let decision = self.state.withLock { state in
-                Result { () throws(TimerServiceError) in
-                    try state.schedule(timer, deadlineTick: deadlineTick, nowTick: nowTick, maximumPending: maximum)
+            let result = self.state.withLock { state in
+                Result { () throws(TimerServiceError) -> Aftermath in
+                    var aftermath = Aftermath()
+                    let arm = try state.schedule(timer, nowTick: nowTick, maximumPending: maximum)
+                    self.arm(arm, in: &state, &aftermath)
+                    return aftermath
                 }
             }
-            if let refusal = self.perform(try decision.get()) { throw .schedulerShutDown(refusal) }
+            let aftermath = try result.get()
+            aftermath.finish(self)
+            if let refusal = aftermath.refusal { throw .schedulerShutDown(refusal) }
+        }
+
+        /// Moves `timer` to `deadline` in place (one lock trip, no allocation).
+        func reschedule(_ timer: Timer, to deadline: MonotonicInstant, now: MonotonicInstant) -> TimerReschedule {
+            let nowTick = self.clock.tickAtOrBefore(now)
+            var aftermath = Aftermath()
+            let outcome = self.state.withLock { state in
+                let (outcome, arm) = state.reschedule(timer, to: deadline, nowTick: nowTick)
+                self.arm(arm, in: &state, &aftermath)
+                return outcome
+            }
+            aftermath.finish(self)
+            if aftermath.refusal != nil { return .ended(timer.statusUnderLock(self)) }
+            return outcome
         }
 
         func cancel(_ timer: Timer) -> Bool {
-            let callback: (@Sendable () -> Void)? = self.state.withLock { state in
-                guard state.wheel.cancel(timer.slot) != nil else { return nil }
-                timer.status = .cancelled
-                defer { timer.callback = nil }
-                return timer.callback
-            }
+            let callback = self.state.withLock { $0.cancel(timer) }
             return callback != nil  // the callback is released here, outside the lock
         }
 
-        /// Arms the wake-up `action` asks for. A refusal means the scheduler is gone: the
-        /// service stops with `.schedulerShutDown` right here and the error is returned.
-        private func perform(_ action: ArmAction) -> SchedulingError? {
-            guard case .arm(let tick, let generation, let replacing) = action else { return nil }
-            replacing?.cancel()
-            let work: DelayedWork
-            do {
-                // Captures the core strongly: a stopped or released service cancels this wake-up.
-                work = try self.scheduler.schedule(at: self.instant(ofTick: tick)) {
-                    self.wake(generation: generation)
-                }
-            } catch {
-                self.stop(.schedulerShutDown(error))
-                return error
-            }
-            if !self.state.withLock({ $0.store(work, generation: generation) }) {
-                work.cancel()  // superseded by an earlier slot, a stop, or it already ran
-            }
-            return nil
-        }
-
         private func wake(generation: UInt64) {
-            let nowTick = self.tickAtOrBefore(self.scheduler.now)
+            let nowTick = self.clock.tickAtOrBefore(self.scheduler.now)
             let limit = self.callbacksPerTurn
-            guard let turn = self.state.withLock({ $0.wake(generation: generation, nowTick: nowTick, limit: limit) }) else {
-                return  // a stale wake-up: superseded or stopped
+            var aftermath = Aftermath()
+            let turn: Turn? = self.state.withLock { state in
+                guard let (turn, arm) = state.wake(generation: generation, nowTick: nowTick, limit: limit) else {
+                    return nil  // a stale wake-up: superseded or stopped
+                }
+                self.arm(arm, in: &state, &aftermath)
+                return turn
             }
-            self.run(turn)
+            aftermath.finish(self)
+            if let turn { self.run(turn) }
         }
 
         private func followUp() {
             let limit = self.callbacksPerTurn
-            self.run(self.state.withLock { $0.followUp(limit: limit) })
+            var aftermath = Aftermath()
+            let turn = self.state.withLock { state in
+                let (turn, arm) = state.followUp(limit: limit)
+                self.arm(arm, in: &state, &aftermath)
+                return turn
+            }
+            aftermath.finish(self)
+            self.run(turn)
         }
 
         private func run(_ turn: Turn) {
-            _ = self.perform(turn.arm)
             if turn.postFollowUp {
                 do {
                     try self.scheduler.execute { self.followUp() }
@@ -117,26 +157,12 @@ extension TimerService {
             }
             for callback in turn.batch { callback() }
         }
+    }
+}
 
-        /// The first tick at or after `instant`: rounding deadlines up is what makes timers never early.
-        func tickAtOrAfter(_ instant: MonotonicInstant) -> UInt64 {
-            guard instant > self.origin else { return 0 }
-            let delta = instant.nanoseconds - self.origin.nanoseconds
-            let (quotient, remainder) = delta.quotientAndRemainder(dividingBy: self.tickNanoseconds)
-            return remainder == 0 ? quotient : quotient + 1
-        }
-
-        /// The last tick at or before `instant`: the wheel only advances over ticks that have begun.
-        func tickAtOrBefore(_ instant: MonotonicInstant) -> UInt64 {
-            guard instant > self.origin else { return 0 }
-            return (instant.nanoseconds - self.origin.nanoseconds) / self.tickNanoseconds
-        }
-
-        /// When `tick` begins, saturating at `distantFuture`.
-        func instant(ofTick tick: UInt64) -> MonotonicInstant {
-            let (offset, overflow) = tick.multipliedReportingOverflow(by: self.tickNanoseconds)
-            let (sum, overflow2) = self.origin.nanoseconds.addingReportingOverflow(offset)
-            return overflow || overflow2 ? .distantFuture : MonotonicInstant(nanoseconds: sum)
-        }
+extension TimerService.Timer {
+    /// `status`, read under the core's lock.
+    func statusUnderLock(_ core: TimerService.Core) -> TimerStatus {
+        core.state.withLock { _ in self.status }
     }
 }

@@ -106,9 +106,8 @@ public final class TimerService: Sendable {
         after delay: Duration, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
         let now = self.scheduler.now
-        let deadline = now.advanced(by: delay)
-        let timer = Timer(core: self.core, deadline: deadline, callback: callback)
-        try self.core.insert(timer, deadline: deadline, now: now)
+        let timer = Timer(deadline: now.advanced(by: delay), callback: callback)
+        try self.core.insert(timer, now: now)
         return TimerHandle(service: self, timer: timer)
     }
 
@@ -121,8 +120,42 @@ public final class TimerService: Sendable {
     public func schedule(
         at deadline: MonotonicInstant, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
-        let timer = Timer(core: self.core, deadline: deadline, callback: callback)
-        try self.core.insert(timer, deadline: deadline, now: self.scheduler.now)
+        let timer = Timer(deadline: deadline, callback: callback)
+        try self.core.insert(timer, now: self.scheduler.now)
+        return TimerHandle(service: self, timer: timer)
+    }
+
+    /// Runs `callback` on the scheduler every `period`, the first time at `first` (by
+    /// default one period from now), until its handle is cancelled or the service stops.
+    ///
+    /// **Fixed rate.** Period `k` is due at `first + k × period`, computed from the first
+    /// deadline, so it does not drift however many periods pass or however late callbacks
+    /// run. A period whose deadline has already passed when the previous one fires (the
+    /// scheduler was busy, or `period` is shorter than the tick) is skipped and counted in
+    /// `TimerHandle.skippedPeriods`: callbacks never come in a burst to catch up. For fixed
+    /// delay (the next run a period after the previous one *ended*), schedule a one-shot
+    /// timer and `reschedule(after:)` its handle from its callback, or use this timer and
+    /// `reschedule` it at the end of each callback.
+    ///
+    /// Cancelling it (also from inside its own callback) stops it: no later period runs.
+    /// Its `status` stays `.pending` while it repeats.
+    ///
+    /// - Parameters:
+    ///   - period: the interval; at least one nanosecond.
+    ///   - first: the first deadline.
+    /// - Throws: as `schedule(after:_:)`.
+    /// - Complexity: O(1); allocates the timer and its schedule (two objects).
+    @discardableResult
+    public func schedule(
+        every period: Duration, startingAt first: MonotonicInstant? = nil, _ callback: @escaping @Sendable () -> Void
+    ) throws(TimerServiceError) -> TimerHandle {
+        let nanoseconds = period.saturatingNanoseconds
+        if nanoseconds < 1 { TimersMisuse.invalidPeriod(period) }
+        let now = self.scheduler.now
+        let deadline = first ?? now.advanced(by: period)
+        let timer = Timer(deadline: deadline, callback: callback)
+        timer.repeating = Repeating(periodNanoseconds: UInt64(nanoseconds), first: deadline)
+        try self.core.insert(timer, now: now)
         return TimerHandle(service: self, timer: timer)
     }
 

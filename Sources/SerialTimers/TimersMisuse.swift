@@ -30,6 +30,14 @@ enum TimersMisuse {
     }
 
     @inline(never)
+    static func invalidPeriod(_ period: Duration) -> Never {
+        fatalError("""
+            TimerService.schedule(every: \(period)): the period must be at least one nanosecond. \
+            Pass a positive interval, e.g. .seconds(1).
+            """)
+    }
+
+    @inline(never)
     static func invalidMaximumPending(_ value: Int) -> Never {
         fatalError("""
             TimerService(maximumPending: \(value)): the maximum must be at least 1. \
