@@ -305,4 +305,65 @@ struct TimersStressTests {
             }
         }
     }
+
+    /// Threads re-arm timers while the queue fires them: every timer fires exactly once
+    /// (never both deadlines, never neither), never before the deadline its last successful
+    /// re-arm set, and once a re-arm says "fired at the old deadline" no later one moves it.
+    @Test func reArmRacingTheFireFiresEachTimerExactlyOnce() {
+        let seed = StressConfiguration.seed()
+        let perThread = StressConfiguration.iterations(400)
+        let queue = SerialQueue(label: "stress-rearm")
+        defer { queue.shutdown() }
+        let timers = TimerService(scheduler: queue, tick: .microseconds(100), callbacksPerTurn: 32)
+        let count = Self.threads * perThread
+        let fired = LockedValue<[UInt8]>(Array(repeating: 0, count: count))
+        let firedAt = LockedValue<[UInt64]>(Array(repeating: 0, count: count))
+        let movedTo = LockedValue<[UInt64]>(Array(repeating: 0, count: count))
+        let broken = TestCounter()
+        withWatchdog(timeout: .seconds(120), "re-arm stress, seed \(seed)") {
+            runThreads(Self.threads) { thread in
+                var random = SeededRandom(seed: seed &+ UInt64(thread))
+                var handles: [(Int, TimerHandle)] = []
+                for step in 0..<perThread {
+                    let id = thread * perThread + step
+                    let delay = Duration.microseconds(Int64.random(in: 0..<2_000, using: &random))
+                    guard let handle = try? timers.schedule(after: delay, {
+                        fired.withLock { $0[id] &+= 1 }
+                        firedAt.withLock { $0[id] = monotonicNow() }
+                    }) else { Issue.record("seed \(seed): schedule failed"); return }
+                    handles.append((id, handle))
+                }
+                var firedOld = Set<Int>()
+                for _ in 0..<(perThread * 8) {
+                    let (id, handle) = handles[Int.random(in: 0..<handles.count, using: &random)]
+                    let delay = Duration.microseconds(Int64.random(in: 0..<1_500, using: &random))
+                    let deadline = MonotonicInstant.now() + delay
+                    switch handle.reschedule(at: deadline) {
+                    case .movedToNewDeadline:
+                        if firedOld.contains(id) { broken.increment() }  // moved after it had fired
+                        movedTo.withLock { $0[id] = deadline.nanoseconds }
+                    case .firedAtOldDeadline:
+                        firedOld.insert(id)
+                    case .ended:
+                        broken.increment()  // nothing cancels or stops here
+                    }
+                }
+            }
+            #expect(
+                eventually(timeout: .seconds(30)) { fired.withLock { $0.allSatisfy { $0 >= 1 } } },
+                "seed \(seed): \(fired.withLock { $0.filter { $0 == 0 }.count }) timers never fired")
+            let drained = TestSemaphore()
+            queue.async { drained.signal() }
+            #expect(drained.wait(timeout: .seconds(30)), "seed \(seed): the queue did not drain")
+        }
+        let counts = fired.withLock { $0 }
+        let times = firedAt.withLock { $0 }
+        let moves = movedTo.withLock { $0 }
+        let twice = counts.indices.filter { counts[$0] != 1 }
+        let early = counts.indices.filter { moves[$0] != 0 && times[$0] < moves[$0] }
+        #expect(twice.isEmpty, "seed \(seed): timers not fired exactly once: \(twice.prefix(10))")
+        #expect(early.isEmpty, "seed \(seed): timers fired before their re-armed deadline: \(early.prefix(10))")
+        #expect(broken.value == 0, "seed \(seed): \(broken.value) re-arm answers contradicted the firing")
+        #expect(timers.pendingCount == 0)
+    }
 }
