@@ -51,3 +51,12 @@ struct JobClient: Sendable {
 }
 
 func render(_ status: JobStatus) {}
+
+/// A user's connection and the calls a heartbeat example makes on it.
+struct Connection: Sendable {}
+
+let connection = Connection()
+
+func close(_ connection: Connection) {}
+
+func sendHeartbeat() {}

@@ -1,3 +1,5 @@
+import SerialCore
+
 extension TimeoutManager {
     typealias Completion = @Sendable (TimeoutOutcome<Value>) -> Void
 
@@ -11,9 +13,25 @@ extension TimeoutManager {
         var completions: [Completion] { [self.first] + self.joined }
     }
 
+    /// Decided outcomes handed to the scheduler and not yet delivered: a scheduler that shuts
+    /// down with `.cancelPending` drops the delivery, and its shutdown handler then finds them here.
+    struct Delivery {
+        var entries: [Entry]
+        var outcome: TimeoutOutcome<Value>
+        /// `.cancelled` keeps its outcome when the scheduler drops it; a result becomes
+        /// `.schedulerShutDown`, as when the scheduler refuses it outright.
+        var keepsOutcome: Bool
+
+        func outcome(whenShutDownBy error: SchedulingError) -> TimeoutOutcome<Value> {
+            self.keepsOutcome ? self.outcome : .schedulerShutDown(error)
+        }
+    }
+
     enum Begin {
         case started(UInt64)
         case joined
+        /// Started, then ended at once (its scheduler was found gone); its outcome is delivered.
+        case ended
     }
 
     /// Everything the manager's mutex guards; each operation returns what to do after the lock.
@@ -25,12 +43,17 @@ extension TimeoutManager {
         var keys: [String: UInt64] = [:]
         var nextID: UInt64 = 0
         var isShutDown = false
+        /// Set when the scheduler's shutdown ended the manager (rather than `shutdown()`).
+        var schedulerShutDown: SchedulingError? = nil
+        var deliveries: [UInt64: Delivery] = [:]
+        var nextDelivery: UInt64 = 0
         var lateResults = 0
         var skippedOperations = 0
 
         mutating func begin(
             key: String?, completion: @escaping Completion, maximumInFlight: Int
         ) throws(TimeoutManagerError) -> Begin {
+            if let error = self.schedulerShutDown { throw .schedulerShutDown(error) }
             if self.isShutDown { throw .shutDown }
             if let key, let id = self.keys[key] {
                 self.tasks[id]!.joined.append(completion)
@@ -69,7 +92,25 @@ extension TimeoutManager {
             return entry
         }
 
-        mutating func shutDown() -> [Entry] {
+        mutating func addDelivery(_ delivery: Delivery) -> UInt64 {
+            self.nextDelivery &+= 1
+            self.deliveries[self.nextDelivery] = delivery
+            return self.nextDelivery
+        }
+
+        /// Every delivery not yet made, oldest first.
+        mutating func takeAllDeliveries() -> [Delivery] {
+            defer { self.deliveries = [:] }
+            return self.deliveries.sorted { $0.key < $1.key }.map(\.value)
+        }
+
+        /// Whether nothing is left for a shutdown handler to end.
+        var isIdleAfterShutdown: Bool { self.isShutDown && self.tasks.isEmpty && self.deliveries.isEmpty }
+
+        /// Ends every task in flight (returned, in start order) and refuses new ones; `because`
+        /// records a scheduler's shutdown for the error later calls get.
+        mutating func shutDown(because error: SchedulingError? = nil) -> [Entry] {
+            if !self.isShutDown { self.schedulerShutDown = error }
             self.isShutDown = true
             let entries = self.tasks.sorted { $0.key < $1.key }.map(\.value)  // in start order
             self.tasks = [:]

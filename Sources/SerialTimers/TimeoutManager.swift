@@ -34,6 +34,16 @@ import Synchronization
 ///
 /// **Lifetime.** A task's deadline timer keeps the manager alive until the task ends.
 /// `shutdown()` ends every task in flight with `.cancelled`.
+///
+/// **Failure.** When the manager's scheduler stops for good, every task in flight ends with
+/// `.schedulerShutDown(reason)`, once, and later `run`/`start` calls throw
+/// `.schedulerShutDown`. The manager learns of it through `Scheduling.whenShutDown` — the
+/// completions then run on the scheduler's worker, as its last act — or when a delivery or a
+/// deadline is refused — the completions then run on the thread that was refused (a
+/// reporting thread, or the caller of `run`/`start`). A worker scheduler that refuses a
+/// blocking operation ends that task with `.schedulerShutDown` naming the worker, delivered
+/// on the manager's scheduler as usual. If `shutdown()` finds the scheduler gone, its
+/// `.cancelled` completions run on the caller's thread.
 public final class TimeoutManager<Value: Sendable>: Sendable {
     /// Where completions (and the deadline timers) run.
     public let scheduler: any Scheduling
@@ -43,6 +53,8 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
     let workers: [any Scheduling]
     let nextWorker = Atomic<Int>(0)
     let state = LockedValue(State())
+    /// The scheduler's `whenShutDown` registration; withdrawn by `shutdown()` and at deinit.
+    let subscription: ShutdownSubscription
 
     /// Creates a manager whose blocking operations run on `workerCount` new `SerialQueue`s
     /// labelled `label-0`, `label-1`, …
@@ -61,9 +73,47 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         tick: Duration = .milliseconds(1),
         maximumInFlight: Int = Int.max
     ) {
-        if workerCount < 1 { TimersMisuse.invalidWorkerCount(workerCount) }
+        Self.validate(workerCount: workerCount, tick: tick, maximumInFlight: maximumInFlight)
         let queues = (0..<workerCount).map { SerialQueue(label: "\(label)-\($0)") }
         self.init(scheduler: scheduler, workers: queues, tick: tick, maximumInFlight: maximumInFlight)
+    }
+
+    /// Creates a manager as `init(scheduler:workerCount:label:tick:maximumInFlight:)` does,
+    /// but reports a worker queue that cannot be created (no thread available) instead of
+    /// trapping; the queues created before the failure are shut down.
+    ///
+    /// - Throws: `.workerCreationFailed` with the queue's error.
+    /// - Precondition: as the initializer's: misuse still traps.
+    public static func make(
+        scheduler: any Scheduling,
+        workerCount: Int = 2,
+        label: String = "timeouts",
+        tick: Duration = .milliseconds(1),
+        maximumInFlight: Int = Int.max
+    ) throws(TimeoutManagerError) -> TimeoutManager {
+        Self.validate(workerCount: workerCount, tick: tick, maximumInFlight: maximumInFlight)
+        var queues: [SerialQueue] = []
+        for index in 0..<workerCount {
+            do {
+                queues.append(try Self.makeWorker(label: "\(label)-\(index)"))
+            } catch {
+                for queue in queues { queue.shutdown(.cancelPending) }
+                throw .workerCreationFailed(error)
+            }
+        }
+        return TimeoutManager(scheduler: scheduler, workers: queues, tick: tick, maximumInFlight: maximumInFlight)
+    }
+
+    /// One worker queue for `make`.
+    static func makeWorker(label: String) throws(SerialQueueError) -> SerialQueue {
+        try SerialQueue.make(label: label)
+    }
+
+    /// Checks the whole configuration before anything is created, naming this initializer.
+    private static func validate(workerCount: Int, tick: Duration, maximumInFlight: Int) {
+        if workerCount < 1 { TimersMisuse.invalidWorkerCount(workerCount) }
+        if tick.saturatingNanoseconds < 1 { TimersMisuse.invalidTimeoutTick(tick) }
+        if maximumInFlight < 1 { TimersMisuse.invalidMaximumInFlight(maximumInFlight) }
     }
 
     /// Creates a manager whose blocking operations run on `workers` (for tests: a
@@ -77,6 +127,7 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         maximumInFlight: Int = Int.max
     ) {
         if workers.isEmpty { TimersMisuse.noWorkers() }
+        if tick.saturatingNanoseconds < 1 { TimersMisuse.invalidTimeoutTick(tick) }
         if maximumInFlight < 1 { TimersMisuse.invalidMaximumInFlight(maximumInFlight) }
         self.scheduler = scheduler
         self.workers = workers
@@ -84,6 +135,13 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         // No limit here: the manager enforces its own, and a timer of a task that just ended
         // may still count as pending for a moment.
         self.timers = TimerService(scheduler: scheduler, tick: tick)
+        // Captures the state, not the manager: a registered handler does not keep it alive.
+        let state = self.state
+        self.subscription = scheduler.whenShutDown { error in Self.endAll(state, because: error) }
+    }
+
+    deinit {
+        self.subscription.cancel()
     }
 
     /// Runs the blocking `operation` on a worker with a deadline `timeout` from now, and calls
@@ -95,8 +153,10 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
     ///   - operation: the blocking work, run on a worker; its result or error is the outcome.
     ///   - completion: called once, on the scheduler, with the outcome.
     /// - Returns: Whether the task was started or joined.
-    /// - Throws: `.shutDown` after `shutdown()`; `.tooManyInFlight` at `maximumInFlight`.
-    ///   When it throws, `completion` is never called.
+    /// - Throws: `.shutDown` after `shutdown()`; `.schedulerShutDown` once the scheduler is
+    ///   gone; `.tooManyInFlight` at `maximumInFlight`. When it throws, `completion` is never
+    ///   called. (A scheduler found gone while arming this task's deadline does not throw: the
+    ///   task, like every other, ends `.schedulerShutDown` on this thread.)
     /// - Precondition: `timeout` is not negative.
     @discardableResult
     public func run(
@@ -105,18 +165,27 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         operation: @escaping @Sendable () throws -> Value,
         completion: @escaping @Sendable (TimeoutOutcome<Value>) -> Void
     ) throws(TimeoutManagerError) -> TimeoutStart {
-        guard let id = try self.begin(key: taskKey, timeout: timeout, completion: completion) else { return .joined }
+        let id: UInt64
+        switch try self.begin(key: taskKey, timeout: timeout, completion: completion) {
+        case .started(let started): id = started
+        case .joined: return .joined
+        case .ended: return .started
+        }
         let index = self.nextWorker.wrappingAdd(1, ordering: .relaxed).oldValue
         let worker = self.workers[Int(UInt(bitPattern: index) % UInt(self.workers.count))]
-        try! worker.execute {
-            guard self.state.withLock({ $0.shouldStart(id) }) else { return }
-            let outcome: TimeoutOutcome<Value>
-            do {
-                outcome = .completed(try operation())
-            } catch {
-                outcome = .failed(error)
+        do {
+            try worker.execute {
+                guard self.state.withLock({ $0.shouldStart(id) }) else { return }
+                let outcome: TimeoutOutcome<Value>
+                do {
+                    outcome = .completed(try operation())
+                } catch {
+                    outcome = .failed(error)
+                }
+                self.finish(id, with: outcome)
             }
-            self.finish(id, with: outcome)
+        } catch {
+            self.finish(id, with: .schedulerShutDown(error))  // that worker is gone; the manager is not
         }
         return .started
     }
@@ -135,9 +204,13 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         operation: (TimeoutCompletion<Value>) -> Void,
         completion: @escaping @Sendable (TimeoutOutcome<Value>) -> Void
     ) throws(TimeoutManagerError) -> TimeoutStart {
-        guard let id = try self.begin(key: taskKey, timeout: timeout, completion: completion) else { return .joined }
-        operation(TimeoutCompletion(manager: self, id: id))
-        return .started
+        switch try self.begin(key: taskKey, timeout: timeout, completion: completion) {
+        case .started(let id):
+            operation(TimeoutCompletion(manager: self, id: id))
+            return .started
+        case .joined: return .joined
+        case .ended: return .started
+        }
     }
 
     /// Runs the blocking `operation` on a worker with a timeout and returns its one outcome
@@ -172,8 +245,8 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
     /// Blocking operations never started because their task ended while they waited for a worker.
     public var skippedOperationCount: Int { self.state.withLock { $0.skippedOperations } }
 
-    /// Ends every task in flight with `.cancelled` (completions run on the scheduler) and
-    /// refuses new tasks with `.shutDown`. Blocking operations already running are not
+    /// Ends every task in flight with `.cancelled` (completions run on the scheduler, or on
+    /// the caller's thread if the scheduler is gone) and refuses new tasks with `.shutDown`. Blocking operations already running are not
     /// interrupted; their results are dropped. Calling it again does nothing.
     ///
     /// - Returns: How many tasks were cancelled.
@@ -181,21 +254,19 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
     public func shutdown() -> Int {
         let entries = self.state.withLock { $0.shutDown() }
         self.timers.stop()
-        let completions = entries.flatMap(\.completions)
-        if !completions.isEmpty {
-            try! self.scheduler.execute {
-                for completion in completions { completion(.cancelled) }
-            }
+        if !entries.isEmpty {
+            self.post(Delivery(entries: entries, outcome: .cancelled, keepsOutcome: true))
         }
+        self.withdrawIfIdle()
         return entries.count
     }
 
     // MARK: - Internals
 
-    /// Registers the task (or joins one) and arms its deadline; the task's id when started.
+    /// Registers the task (or joins one) and arms its deadline.
     private func begin(
         key: String?, timeout: Duration, completion: @escaping Completion
-    ) throws(TimeoutManagerError) -> UInt64? {
+    ) throws(TimeoutManagerError) -> Begin {
         if timeout < .zero { TimersMisuse.negativeTimeout(timeout) }
         let maximum = self.maximumInFlight
         // The lock rethrows untyped errors: carry the typed one out in a Result.
@@ -204,31 +275,86 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
                 try state.begin(key: key, completion: completion, maximumInFlight: maximum)
             }
         }.get()
-        guard case .started(let id) = begin else { return nil }
+        guard case .started(let id) = begin else { return begin }
         do {
             // Holds the manager strongly: a pending deadline keeps it alive until the task ends.
             let timer = try self.timers.schedule(after: timeout) { self.finish(id, with: .timedOut) }
             if !self.state.withLock({ $0.attach(timer, to: id) }) { timer.cancel() }
+        } catch .schedulerShutDown(let error) {
+            // Found the scheduler gone before its handler ran: end every task here, this one included.
+            self.schedulerGone(error)
+            return .ended
         } catch {
-            // Stopped by a shutdown() racing this call: that shutdown already cancelled the task.
+            // `.stopped`: a shutdown() racing this call already cancelled the task.
         }
-        return id
+        return begin
+    }
+
+    /// The scheduler refused: every task still in flight ends on this thread, as the
+    /// shutdown handler would end it.
+    private func schedulerGone(_ error: SchedulingError) {
+        self.timers.stop()
+        Self.endAll(self.state, because: error)
+    }
+
+    /// Ends everything left once the scheduler is gone: deliveries it dropped or refused
+    /// first (decided first), then every task in flight with `.schedulerShutDown`.
+    private static func endAll(_ state: LockedValue<State>, because error: SchedulingError) {
+        let (deliveries, entries) = state.withLock { ($0.takeAllDeliveries(), $0.shutDown(because: error)) }
+        for delivery in deliveries { Self.deliver(delivery.entries, delivery.outcome(whenShutDownBy: error)) }
+        Self.deliver(entries, .schedulerShutDown(error))
+    }
+
+    /// Delivers a decided outcome on the scheduler. It stays in the state until it runs, so a
+    /// scheduler that drops it (or refuses it) still leads to exactly one delivery.
+    private func post(_ delivery: Delivery) {
+        let token = self.state.withLock { $0.addDelivery(delivery) }
+        do throws(SchedulingError) {
+            try self.scheduler.execute {
+                guard let delivery = self.state.withLock({ $0.deliveries.removeValue(forKey: token) }) else { return }
+                Self.deliver(delivery.entries, delivery.outcome)
+                self.withdrawIfIdle()
+            }
+        } catch {
+            self.schedulerGone(error)
+        }
+    }
+
+    /// Withdraws the shutdown handler once `shutdown()` left nothing for it to do.
+    private func withdrawIfIdle() {
+        if self.state.withLock({ $0.isIdleAfterShutdown }) { self.subscription.cancel() }
+    }
+
+    /// Calls every completion of `entries` (each task's first caller, then its joiners) with `outcome`.
+    private static func deliver(_ entries: [Entry], _ outcome: TimeoutOutcome<Value>) {
+        for entry in entries {
+            for completion in entry.completions { completion(outcome) }
+        }
+    }
+
+    /// Moves task `id`'s deadline; `false` when it ended or its deadline already fired.
+    func reschedule(_ id: UInt64, after timeout: Duration) -> Bool {
+        if timeout < .zero { TimersMisuse.negativeTimeout(timeout) }
+        guard let timer = self.state.withLock({ $0.tasks[id]?.timer }) else { return false }
+        return timer.reschedule(after: timeout) == .movedToNewDeadline
     }
 
     /// Ends task `id` with `outcome` if it is still in flight; `false` if it had already ended.
     @discardableResult
     func finish(_ id: UInt64, with outcome: TimeoutOutcome<Value>) -> Bool {
         let isTimeout = outcome.isTimedOut
-        guard let entry = self.state.withLock({ $0.finish(id, isResult: !isTimeout) }) else { return false }
+        let isResult: Bool
+        switch outcome {
+        case .completed, .failed: isResult = true
+        case .timedOut, .cancelled, .schedulerShutDown: isResult = false
+        }
+        guard let entry = self.state.withLock({ $0.finish(id, isResult: isResult) }) else { return false }
         if isTimeout {
             // Decided on the scheduler, in the timer's turn: deliver right here.
-            for completion in entry.completions { completion(outcome) }
+            Self.deliver([entry], outcome)
         } else {
             entry.timer?.cancel()
-            let completions = entry.completions
-            try! self.scheduler.execute {
-                for completion in completions { completion(outcome) }
-            }
+            self.post(Delivery(entries: [entry], outcome: outcome, keepsOutcome: false))
         }
         return true
     }

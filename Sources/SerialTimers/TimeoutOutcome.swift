@@ -1,3 +1,5 @@
+import SerialCore
+
 /// How a task run by a `TimeoutManager` ended. Every task ends exactly one of these ways, and
 /// every completion registered for it (the first caller's and any joined ones) gets it once.
 public enum TimeoutOutcome<Value: Sendable>: Sendable {
@@ -9,6 +11,9 @@ public enum TimeoutOutcome<Value: Sendable>: Sendable {
     case timedOut
     /// The manager was shut down while the task was in flight.
     case cancelled
+    /// The manager's scheduler (or, for `run`, the worker the operation was given to) stopped
+    /// for good while the task was in flight; a result arriving later is dropped and counted.
+    case schedulerShutDown(SchedulingError)
 
     /// The value of `.completed`, otherwise `nil`.
     public var value: Value? {
@@ -31,6 +36,7 @@ extension TimeoutOutcome: CustomStringConvertible {
         case .failed(let error): return "failed(\(error))"
         case .timedOut: return "timedOut"
         case .cancelled: return "cancelled"
+        case .schedulerShutDown(let error): return "schedulerShutDown(\(error))"
         }
     }
 }
@@ -41,6 +47,11 @@ public enum TimeoutManagerError: Error, Hashable, CustomStringConvertible {
     case tooManyInFlight(limit: Int)
     /// The manager was shut down before this call.
     case shutDown
+    /// The manager's scheduler stopped for good before this call; every task in flight then
+    /// ended `.schedulerShutDown`.
+    case schedulerShutDown(SchedulingError)
+    /// `TimeoutManager.make` could not create a worker queue (its thread); nothing was created.
+    case workerCreationFailed(SerialQueueError)
 
     /// Why the task was refused, for logs and messages.
     public var description: String {
@@ -49,6 +60,10 @@ public enum TimeoutManagerError: Error, Hashable, CustomStringConvertible {
             return "TimeoutManager: \(limit) tasks already in flight (maximumInFlight); the task was not started"
         case .shutDown:
             return "TimeoutManager: shut down; the task was not started"
+        case .schedulerShutDown(let error):
+            return "TimeoutManager: its \(error); the task was not started"
+        case .workerCreationFailed(let error):
+            return "TimeoutManager: a worker queue could not be created (\(error)); no manager was made"
         }
     }
 }
@@ -85,6 +100,19 @@ public struct TimeoutCompletion<Value: Sendable>: Sendable {
     @discardableResult
     public func succeed(_ value: Value) -> Bool {
         self.manager.finish(self.id, with: .completed(value))
+    }
+
+    /// Pushes the task's deadline to `timeout` from now, earlier or later: an idle timeout
+    /// for an operation that reports progress (call it on each sign of life). Joined
+    /// callers share the new deadline. Blocking `run` operations have no such handle: they
+    /// cannot report progress before they return.
+    ///
+    /// - Returns: `true` when the task now ends at the new deadline at the latest; `false`
+    ///   when it had already ended or its deadline had already fired (it times out).
+    /// - Complexity: O(1), no allocation (`TimerHandle.reschedule`).
+    @discardableResult
+    public func extendDeadline(after timeout: Duration) -> Bool {
+        self.manager.reschedule(self.id, after: timeout)
     }
 
     /// Reports failure with `error`; see `callAsFunction(_:)`.

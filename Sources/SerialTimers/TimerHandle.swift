@@ -3,32 +3,71 @@ import SerialCore
 /// The handle of one timer of a `TimerService`.
 ///
 /// Holding it keeps the service alive, not the callback: the callback is released as soon
-/// as it has run or been cancelled.
-public final class TimerHandle: Sendable {
-    /// The deadline that was asked for (the callback runs at the first tick at or after it).
-    public let deadline: MonotonicInstant
+/// as the timer reaches a terminal `status`. Copies are the same handle.
+public struct TimerHandle: Sendable {
     let service: TimerService
-    let slot: TimingWheel<TimerService.Callback>.Handle
+    let timer: TimerService.Timer
 
-    init(service: TimerService, slot: TimingWheel<TimerService.Callback>.Handle, deadline: MonotonicInstant) {
-        self.service = service
-        self.slot = slot
-        self.deadline = deadline
+    /// The deadline of the next firing, or of the last one (the callback runs at the first
+    /// tick at or after it); `reschedule` moves it, a repeating timer advances it.
+    public var deadline: MonotonicInstant {
+        self.service.core.state.withLock { _ in self.timer.deadline }
     }
 
     /// Prevents the callback if it has not been handed to the scheduler yet.
     ///
-    /// - Returns: `true` when this call prevented the callback; `false` when it had already
-    ///   run, was taken for a running turn (it will run), was cancelled before, or the service
-    ///   was stopped. Safe from any thread, any number of times.
+    /// - Returns: `true` when this call prevented the callback (the status is then
+    ///   `.cancelled`); `false` when it had already run, was taken for a running turn (it will
+    ///   run), was cancelled before, or the service or its scheduler stopped. Safe from any
+    ///   thread, any number of times.
     /// - Complexity: O(1): the timer is unlinked from the wheel at once, under the service's lock.
     @discardableResult
     public func cancel() -> Bool {
-        self.service.core.cancel(self.slot)
+        self.service.core.cancel(self.timer)
+    }
+
+    /// Moves the timer's deadline to `delay` from now, earlier or later, in place: the way to
+    /// push an idle timeout back on every packet.
+    ///
+    /// When this races the timer's firing, exactly one happens: the timer fires at the new
+    /// deadline (`.movedToNewDeadline`) or it had already been handed to the scheduler at the
+    /// old one (`.firedAtOldDeadline`); never both, never neither. A repeating timer's
+    /// schedule restarts from the new deadline.
+    ///
+    /// - Complexity: O(1), one lock acquisition, no allocation; a scheduler call only when
+    ///   the new deadline comes before the armed wake-up.
+    @discardableResult
+    public func reschedule(after delay: Duration) -> TimerReschedule {
+        let now = self.service.scheduler.now
+        return self.service.core.reschedule(self.timer, to: now.advanced(by: delay), now: now)
+    }
+
+    /// Moves the timer's deadline to `deadline`; see `reschedule(after:)`.
+    @discardableResult
+    public func reschedule(at deadline: MonotonicInstant) -> TimerReschedule {
+        self.service.core.reschedule(self.timer, to: deadline, now: self.service.scheduler.now)
+    }
+
+    /// For a repeating timer: the periods skipped so far because their deadline had passed
+    /// before the previous one fired (never run late in a burst). Zero for one-shot timers.
+    public var skippedPeriods: Int {
+        self.service.core.state.withLock { _ in self.timer.repeating?.skipped ?? 0 }
+    }
+
+    /// For a repeating timer: how many periods have been handed to the scheduler so far.
+    public var firedPeriods: Int {
+        self.service.core.state.withLock { _ in self.timer.repeating?.fired ?? (self.timer.status == .fired ? 1 : 0) }
     }
 
     /// Whether the timer still waits in the wheel (neither due-and-taken, run, nor cancelled).
     public var isPending: Bool {
-        self.service.core.isPending(self.slot)
+        self.service.core.state.withLock { $0.wheel.contains(self.timer.slot) }
+    }
+
+    /// Where the timer stands: `.pending` until its one terminal status (`.fired`,
+    /// `.cancelled`, `.stopped` or `.schedulerShutDown`), which never changes afterwards.
+    /// This is how a timer whose scheduler went away is observed: its callback does not run.
+    public var status: TimerStatus {
+        self.service.core.state.withLock { _ in self.timer.status }
     }
 }

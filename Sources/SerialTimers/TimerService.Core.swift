@@ -1,112 +1,168 @@
 import SerialCore
 
 extension TimerService {
-    /// The working part of a `TimerService`: the locked state, the tick arithmetic, arming and
-    /// turns. See `TimerService` for the guarantees.
+    /// The working part of a `TimerService`: the locked state, arming and turns. See
+    /// `TimerService` for the guarantees.
+    ///
+    /// **One lock trip.** A schedule, reschedule or wake-up decides and arms the wake-up in
+    /// one acquisition of the service's lock: `scheduler.schedule` is called with the lock
+    /// held. That nests the scheduler's lock inside ours, never the other way round (a
+    /// scheduler never calls back into a service while holding its own lock), so it cannot
+    /// deadlock. Callbacks, closures being released, and cancelled wake-ups all happen after
+    /// the lock is released.
     final class Core: Sendable {
         let scheduler: any Scheduling
-        let tickNanoseconds: UInt64
         let maximumPending: Int
         let callbacksPerTurn: Int
-        /// Tick 0: the scheduler's time when the service was created.
-        let origin: MonotonicInstant
+        let clock: TickClock
         let state: LockedValue<State>
+        /// The `whenShutDown` registration, withdrawn when the service stops.
+        let subscription = LockedValue<ShutdownSubscription?>(nil)
 
         init(scheduler: any Scheduling, tickNanoseconds: UInt64, maximumPending: Int, callbacksPerTurn: Int) {
             self.scheduler = scheduler
-            self.tickNanoseconds = tickNanoseconds
             self.maximumPending = maximumPending
             self.callbacksPerTurn = callbacksPerTurn
-            self.origin = scheduler.now
-            self.state = LockedValue(State(wheel: TimingWheel()))
+            self.clock = TickClock(origin: scheduler.now, tickNanoseconds: tickNanoseconds)
+            self.state = LockedValue(State(clock: self.clock))
+            // Holds the core until withdrawn by `stop` (or until it runs): a dead service
+            // leaves no handler on a long-lived scheduler.
+            let subscription = scheduler.whenShutDown { error in self.stop(.schedulerShutDown(error)) }
+            let withdrawNow = self.subscription.withLock { stored in
+                if self.state.withLock({ $0.isStopped }) { return true }
+                stored = subscription
+                return false
+            }
+            if withdrawNow { subscription.cancel() }
         }
 
+        /// Stops for good with `reason`: pending timers end with its status, unrun.
         @discardableResult
-        func stop() -> Int {
-            let (removed, armed) = self.state.withLock { $0.stop() }
+        func stop(_ reason: StopReason = .stopped) -> Int {
+            let (removed, armed) = self.state.withLock { $0.stop(reason) }
             armed?.cancel()
+            self.withdrawSubscription()
             return removed.count  // the callbacks are released here, outside the lock
         }
 
-        func insert(
-            _ callback: Callback, deadline: MonotonicInstant, now: MonotonicInstant
-        ) throws(TimerServiceError) -> TimingWheel<Callback>.Handle {
-            let deadlineTick = self.tickAtOrAfter(deadline)
-            let nowTick = self.tickAtOrBefore(now)
+        private func withdrawSubscription() {
+            self.subscription.withLock { stored in
+                defer { stored = nil }
+                return stored
+            }?.cancel()
+        }
+
+        /// What a lock trip leaves to do after the lock: a replaced wake-up to cancel, or the
+        /// scheduler's refusal (the service stopped inside the trip; callbacks to release).
+        struct Aftermath {
+            var replaced: DelayedWork? = nil
+            var refusal: SchedulingError? = nil
+            var dropped: [@Sendable () -> Void] = []
+
+            func finish(_ core: Core) {
+                self.replaced?.cancel()
+                if self.refusal != nil { core.withdrawSubscription() }
+            }
+        }
+
+        /// Arms `arm` while the lock is held; a refusal stops the service right there.
+        private func arm(_ arm: Arm?, in state: inout State, _ aftermath: inout Aftermath) {
+            guard let arm else { return }
+            do {
+                // Captures the core strongly: a stopped or released service cancels this wake-up.
+                let work = try self.scheduler.schedule(at: self.clock.instant(ofTick: arm.tick)) {
+                    self.wake(generation: arm.generation)
+                }
+                aftermath.replaced = state.armed(work)
+            } catch {
+                let (dropped, armed) = state.stop(.schedulerShutDown(error))
+                aftermath.refusal = error
+                aftermath.dropped = dropped
+                aftermath.replaced = armed
+            }
+        }
+
+        /// Adds `timer`; throws `.schedulerShutDown` when arming its wake-up found the
+        /// scheduler gone (the timer, like every pending one, then ended `.schedulerShutDown`).
+        func insert(_ timer: Timer, now: MonotonicInstant) throws(TimerServiceError) {
+            let nowTick = self.clock.tickAtOrBefore(now)
             let maximum = self.maximumPending
             // The lock rethrows untyped errors: carry the typed one out in a Result.
-            let decision = self.state.withLock { state in
-                Result { () throws(TimerServiceError) in
-                    try state.schedule(callback, deadlineTick: deadlineTick, nowTick: nowTick, maximumPending: maximum)
+            let result = self.state.withLock { state in
+                Result { () throws(TimerServiceError) -> Aftermath in
+                    var aftermath = Aftermath()
+                    let arm = try state.schedule(timer, nowTick: nowTick, maximumPending: maximum)
+                    self.arm(arm, in: &state, &aftermath)
+                    return aftermath
                 }
             }
-            let (slot, action) = try decision.get()
-            self.perform(action)
-            return slot
+            let aftermath = try result.get()
+            aftermath.finish(self)
+            if let refusal = aftermath.refusal { throw .schedulerShutDown(refusal) }
         }
 
-        func cancel(_ slot: TimingWheel<Callback>.Handle) -> Bool {
-            let removed = self.state.withLock { state in state.wheel.cancel(slot) }
-            return removed != nil  // the callback is released here, outside the lock
-        }
-
-        func isPending(_ slot: TimingWheel<Callback>.Handle) -> Bool {
-            self.state.withLock { $0.wheel.contains(slot) }
-        }
-
-        private func perform(_ action: ArmAction) {
-            guard case .arm(let tick, let generation, let replacing) = action else { return }
-            replacing?.cancel()
-            // Captures the core strongly: a stopped or released service cancels this wake-up.
-            let work = try! self.scheduler.schedule(at: self.instant(ofTick: tick)) {
-                self.wake(generation: generation)
+        /// Moves `timer` to `deadline` in place (one lock trip, no allocation).
+        func reschedule(_ timer: Timer, to deadline: MonotonicInstant, now: MonotonicInstant) -> TimerReschedule {
+            let nowTick = self.clock.tickAtOrBefore(now)
+            var aftermath = Aftermath()
+            let outcome = self.state.withLock { state in
+                let (outcome, arm) = state.reschedule(timer, to: deadline, nowTick: nowTick)
+                self.arm(arm, in: &state, &aftermath)
+                return outcome
             }
-            if !self.state.withLock({ $0.store(work, generation: generation) }) {
-                work.cancel()  // superseded by an earlier slot, a stop, or it already ran
-            }
+            aftermath.finish(self)
+            if aftermath.refusal != nil { return .ended(timer.statusUnderLock(self)) }
+            return outcome
+        }
+
+        func cancel(_ timer: Timer) -> Bool {
+            let callback = self.state.withLock { $0.cancel(timer) }
+            return callback != nil  // the callback is released here, outside the lock
         }
 
         private func wake(generation: UInt64) {
-            let nowTick = self.tickAtOrBefore(self.scheduler.now)
+            let nowTick = self.clock.tickAtOrBefore(self.scheduler.now)
             let limit = self.callbacksPerTurn
-            guard let turn = self.state.withLock({ $0.wake(generation: generation, nowTick: nowTick, limit: limit) }) else {
-                return  // a stale wake-up: superseded or stopped
+            var aftermath = Aftermath()
+            let turn: Turn? = self.state.withLock { state in
+                guard let (turn, arm) = state.wake(generation: generation, nowTick: nowTick, limit: limit) else {
+                    return nil  // a stale wake-up: superseded or stopped
+                }
+                self.arm(arm, in: &state, &aftermath)
+                return turn
             }
-            self.run(turn)
+            aftermath.finish(self)
+            if let turn { self.run(turn) }
         }
 
         private func followUp() {
             let limit = self.callbacksPerTurn
-            self.run(self.state.withLock { $0.followUp(limit: limit) })
+            var aftermath = Aftermath()
+            let turn = self.state.withLock { state in
+                let (turn, arm) = state.followUp(limit: limit)
+                self.arm(arm, in: &state, &aftermath)
+                return turn
+            }
+            aftermath.finish(self)
+            self.run(turn)
         }
 
         private func run(_ turn: Turn) {
-            self.perform(turn.arm)
             if turn.postFollowUp {
-                try! self.scheduler.execute { self.followUp() }
+                do {
+                    try self.scheduler.execute { self.followUp() }
+                } catch {
+                    self.stop(.schedulerShutDown(error))  // the due timers left end unrun, with the reason
+                }
             }
-            for callback in turn.batch { callback.run() }
+            for callback in turn.batch { callback() }
         }
+    }
+}
 
-        /// The first tick at or after `instant`: rounding deadlines up is what makes timers never early.
-        func tickAtOrAfter(_ instant: MonotonicInstant) -> UInt64 {
-            guard instant > self.origin else { return 0 }
-            let delta = instant.nanoseconds - self.origin.nanoseconds
-            let (quotient, remainder) = delta.quotientAndRemainder(dividingBy: self.tickNanoseconds)
-            return remainder == 0 ? quotient : quotient + 1
-        }
-
-        /// The last tick at or before `instant`: the wheel only advances over ticks that have begun.
-        func tickAtOrBefore(_ instant: MonotonicInstant) -> UInt64 {
-            guard instant > self.origin else { return 0 }
-            return (instant.nanoseconds - self.origin.nanoseconds) / self.tickNanoseconds
-        }
-
-        /// When `tick` begins, saturating at `distantFuture`.
-        func instant(ofTick tick: UInt64) -> MonotonicInstant {
-            let (offset, overflow) = tick.multipliedReportingOverflow(by: self.tickNanoseconds)
-            let (sum, overflow2) = self.origin.nanoseconds.addingReportingOverflow(offset)
-            return overflow || overflow2 ? .distantFuture : MonotonicInstant(nanoseconds: sum)
-        }
+extension TimerService.Timer {
+    /// `status`, read under the core's lock.
+    func statusUnderLock(_ core: TimerService.Core) -> TimerStatus {
+        core.state.withLock { _ in self.status }
     }
 }

@@ -29,9 +29,18 @@ import SerialCore
 /// with `execute`, so a burst of expiries cannot starve other work on the scheduler.
 ///
 /// **Lifetime.** A `TimerHandle` keeps its service alive (so does a callback that captures
-/// the service, until it runs). When the last reference to the service goes, its pending
-/// timers are dropped without running, as `stop()` would. Stop the service before shutting
-/// its `SerialQueue` down: arming a wake-up on a shut-down queue traps there.
+/// the service, until it runs); a pending timer alone does not. When the last reference to
+/// the service goes, its pending timers end `.stopped` without running, as `stop()` would.
+///
+/// **Failure.** Every timer ends with exactly one terminal `TimerHandle.status`: `.fired`,
+/// `.cancelled`, `.stopped`, or `.schedulerShutDown(reason)` when its scheduler stopped for
+/// good before the callback was handed to it (the callback is then released unrun). The
+/// service learns of that shutdown through `Scheduling.whenShutDown` (on a `SerialQueue`: on
+/// its worker, as its last act) or when arming a wake-up or posting a follow-up turn is
+/// refused (on the thread that made that call); either way it stops for good on that
+/// thread, ending every pending timer, and from then on `schedule` throws
+/// `.schedulerShutDown`. A `schedule` call whose wake-up is refused throws it too (its timer
+/// ended with the others).
 ///
 /// - Complexity: `schedule` and `cancel` are O(1) whatever the number of pending timers:
 ///   a wheel insert or unlink under the lock, and one allocation (the handle).
@@ -80,14 +89,16 @@ public final class TimerService: Sendable {
     }
 
     deinit {
-        self.core.stop()  // drops pending callbacks and cancels the armed wake-up
+        self.core.stop()  // drops pending callbacks, cancels the armed wake-up, withdraws the shutdown handler
     }
 
     /// Runs `callback` on the scheduler once `delay` has passed (a delay of zero or less: at
     /// the next tick).
     ///
-    /// - Returns: A handle whose `cancel()` prevents the callback.
-    /// - Throws: `.stopped` after `stop()`; `.tooManyPending` when `maximumPending` timers wait.
+    /// - Returns: A handle whose `cancel()` prevents the callback and whose `status` tells how
+    ///   the timer ended.
+    /// - Throws: `.stopped` after `stop()`; `.schedulerShutDown` once the scheduler is gone;
+    ///   `.tooManyPending` when `maximumPending` timers wait.
     /// - Complexity: O(1): a wheel insert under the lock, plus a scheduler call only when
     ///   this timer is due before the armed wake-up. Allocates the handle.
     @discardableResult
@@ -95,21 +106,57 @@ public final class TimerService: Sendable {
         after delay: Duration, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
         let now = self.scheduler.now
-        let slot = try self.core.insert(Callback(run: callback), deadline: now.advanced(by: delay), now: now)
-        return TimerHandle(service: self, slot: slot, deadline: now.advanced(by: delay))
+        let timer = Timer(deadline: now.advanced(by: delay), callback: callback)
+        try self.core.insert(timer, now: now)
+        return TimerHandle(service: self, timer: timer)
     }
 
     /// Runs `callback` on the scheduler at or after `deadline` (a past deadline: at the next tick).
     ///
     /// - Returns: A handle whose `cancel()` prevents the callback.
-    /// - Throws: `.stopped` after `stop()`; `.tooManyPending` when `maximumPending` timers wait.
+    /// - Throws: as `schedule(after:_:)`.
     /// - Complexity: O(1), as `schedule(after:_:)`.
     @discardableResult
     public func schedule(
         at deadline: MonotonicInstant, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
-        let slot = try self.core.insert(Callback(run: callback), deadline: deadline, now: self.scheduler.now)
-        return TimerHandle(service: self, slot: slot, deadline: deadline)
+        let timer = Timer(deadline: deadline, callback: callback)
+        try self.core.insert(timer, now: self.scheduler.now)
+        return TimerHandle(service: self, timer: timer)
+    }
+
+    /// Runs `callback` on the scheduler every `period`, the first time at `first` (by
+    /// default one period from now), until its handle is cancelled or the service stops.
+    ///
+    /// **Fixed rate.** Period `k` is due at `first + k × period`, computed from the first
+    /// deadline, so it does not drift however many periods pass or however late callbacks
+    /// run. A period whose deadline has already passed when the previous one fires (the
+    /// scheduler was busy, or `period` is shorter than the tick) is skipped and counted in
+    /// `TimerHandle.skippedPeriods`: callbacks never come in a burst to catch up. For fixed
+    /// delay (the next run a period after the previous one *ended*), schedule a one-shot
+    /// timer and `reschedule(after:)` its handle from its callback, or use this timer and
+    /// `reschedule` it at the end of each callback.
+    ///
+    /// Cancelling it (also from inside its own callback) stops it: no later period runs.
+    /// Its `status` stays `.pending` while it repeats.
+    ///
+    /// - Parameters:
+    ///   - period: the interval; at least one nanosecond.
+    ///   - first: the first deadline.
+    /// - Throws: as `schedule(after:_:)`.
+    /// - Complexity: O(1); allocates the timer and its schedule (two objects).
+    @discardableResult
+    public func schedule(
+        every period: Duration, startingAt first: MonotonicInstant? = nil, _ callback: @escaping @Sendable () -> Void
+    ) throws(TimerServiceError) -> TimerHandle {
+        let nanoseconds = period.saturatingNanoseconds
+        if nanoseconds < 1 { TimersMisuse.invalidPeriod(period) }
+        let now = self.scheduler.now
+        let deadline = first ?? now.advanced(by: period)
+        let timer = Timer(deadline: deadline, callback: callback)
+        timer.repeating = Repeating(periodNanoseconds: UInt64(nanoseconds), first: deadline)
+        try self.core.insert(timer, now: now)
+        return TimerHandle(service: self, timer: timer)
     }
 
     /// Timers that have neither run nor been cancelled, including due ones waiting for a turn.
@@ -124,14 +171,15 @@ public final class TimerService: Sendable {
         self.core.state.withLock { $0.wakeUps }
     }
 
-    /// Whether `stop()` has been called.
+    /// Whether the service stopped for good: `stop()`, its release, or its scheduler's shutdown.
     public var isStopped: Bool {
         self.core.state.withLock { $0.isStopped }
     }
 
     /// Stops the service: every timer that has not been handed to a scheduler turn is dropped
-    /// without running, the armed wake-up is cancelled, and later `schedule` calls throw
-    /// `.stopped`. Handles of dropped timers then answer `cancel()` with `false`.
+    /// without running (status `.stopped`), the armed wake-up is cancelled, and later
+    /// `schedule` calls throw `.stopped`. Handles of dropped timers then answer `cancel()` with
+    /// `false`. After the scheduler's shutdown stopped the service, this does nothing.
     ///
     /// A turn already running on the scheduler finishes its batch (callbacks that were due and
     /// taken before the call). Calling `stop()` again does nothing and returns 0.

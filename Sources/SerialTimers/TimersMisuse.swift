@@ -22,6 +22,22 @@ enum TimersMisuse {
     }
 
     @inline(never)
+    static func invalidTimeoutTick(_ tick: Duration) -> Never {
+        fatalError("""
+            TimeoutManager(tick: \(tick)): the tick must be at least one nanosecond. \
+            Pass the resolution your deadlines need, e.g. .milliseconds(1).
+            """)
+    }
+
+    @inline(never)
+    static func invalidPeriod(_ period: Duration) -> Never {
+        fatalError("""
+            TimerService.schedule(every: \(period)): the period must be at least one nanosecond. \
+            Pass a positive interval, e.g. .seconds(1).
+            """)
+    }
+
+    @inline(never)
     static func invalidMaximumPending(_ value: Int) -> Never {
         fatalError("""
             TimerService(maximumPending: \(value)): the maximum must be at least 1. \

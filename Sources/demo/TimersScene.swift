@@ -33,6 +33,7 @@ enum TimersScene {
                 case .timedOut: print("  \(at.leftPadded(to: 5)) ms  \(caller): TIMED OUT")
                 case .failed(let error): print("  \(at.leftPadded(to: 5)) ms  \(caller): failed — \(error)")
                 case .cancelled: print("  \(at.leftPadded(to: 5)) ms  \(caller): cancelled")
+                case .schedulerShutDown(let error): print("  \(at.leftPadded(to: 5)) ms  \(caller): \(error)")
                 }
                 outcomes.add(1, ordering: .releasing)
             }

@@ -67,4 +67,23 @@ struct TimersCrashTests {
             _ = try? manager.start(timeout: .seconds(-1), operation: { _ in }) { _ in }
         }.map { Self.expectTrap("TimeoutManager: timeout -1.0 seconds is negative", $0) }
     }
+
+    @Test func aTimeoutManagerWithAZeroTickBlamesTheTimeoutManager() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let scheduler = VirtualScheduler()
+            _ = TimeoutManager<Int>(scheduler: scheduler, workers: [scheduler], tick: .zero)
+        }.map { Self.expectTrap("TimeoutManager(tick: 0.0 seconds): the tick must be at least one nanosecond", $0) }
+    }
+
+    @Test func aTimeoutManagerWithANegativeTickTrapsBeforeCreatingWorkers() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = TimeoutManager<Int>(scheduler: VirtualScheduler(), workerCount: 1, tick: .milliseconds(-1))
+        }.map { Self.expectTrap("TimeoutManager(tick: -0.001 seconds): the tick must be at least one nanosecond", $0) }
+    }
+
+    @Test func makeWithAZeroTickBlamesTheTimeoutManager() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = try? TimeoutManager<Int>.make(scheduler: VirtualScheduler(), tick: .zero)
+        }.map { Self.expectTrap("TimeoutManager(tick: 0.0 seconds)", $0) }
+    }
 }

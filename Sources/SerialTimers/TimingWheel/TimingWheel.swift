@@ -80,6 +80,9 @@ public struct TimingWheel<Element> {
     @usableFromInline var occupied: [UInt64]
     @usableFromInline var elapsed: UInt64
     @usableFromInline var storedCount = 0
+    /// The generation new nodes start at: above every generation handed out before
+    /// `releaseStorage()`, so an old handle never matches a new node.
+    @usableFromInline var generationBase: UInt64 = 0
 
     /// Creates an empty wheel standing at `tick`, with room for `capacity` elements before it
     /// grows its storage.
@@ -135,6 +138,22 @@ public struct TimingWheel<Element> {
         return self.freeNode(index)
     }
 
+    /// Moves the element of `handle` to `deadline` (a deadline at or before `currentTick`
+    /// means `currentTick + 1`), earlier or later; the handle stays valid.
+    ///
+    /// - Returns: `false` when the element no longer waits (nothing is moved).
+    /// - Complexity: O(1), no allocation: the node is unlinked and linked again in place.
+    @discardableResult
+    @inlinable
+    public mutating func reschedule(_ handle: Handle, to deadline: WheelTick) -> Bool {
+        guard self.isLinked(handle) else { return false }
+        let index = Int(handle.index)
+        self.unlink(index)
+        self.nodes[index].deadline = max(deadline.rawValue, self.elapsed + 1)
+        self.link(Int32(index))
+        return true
+    }
+
     /// Whether the element of `handle` still waits.
     ///
     /// - Complexity: O(1).
@@ -175,6 +194,22 @@ public struct TimingWheel<Element> {
         return removed
     }
 
+    /// How many nodes the storage holds, waiting or free.
+    public var nodeCapacity: Int { self.nodes.count }
+
+    /// Frees the node storage of an empty wheel (after a mass cancel), keeping every handle
+    /// handed out before invalid. Does nothing while elements wait.
+    ///
+    /// - Complexity: O(nodes).
+    public mutating func releaseStorage() {
+        guard self.storedCount == 0 else { return }
+        var base = self.generationBase
+        for index in self.nodes.indices { base = max(base, self.nodes[index].generation &+ 1) }
+        self.generationBase = base
+        self.nodes = []
+        self.freeHead = -1
+    }
+
     /// Makes room for `capacity` elements in total without growing the node storage.
     public mutating func reserveCapacity(_ capacity: Int) {
         self.nodes.reserveCapacity(capacity)
@@ -200,7 +235,8 @@ public struct TimingWheel<Element> {
             return index
         }
         if self.nodes.count >= Int(Int32.max) { fatalError(TimersMisuse.wheelFull) }
-        self.nodes.append(Node(element: element, deadline: deadline, previous: -1, next: -1, generation: 0, slot: -1))
+        self.nodes.append(
+            Node(element: element, deadline: deadline, previous: -1, next: -1, generation: self.generationBase, slot: -1))
         return Int32(self.nodes.count - 1)
     }
 

@@ -11,6 +11,7 @@ struct RowPlan: Sendable {
     static let order = [
         "async_1p", "async_2p", "sync_uncontended", "sync_contended", "pingpong_p50", "pingpong_p99",
         "timers_schedule_cancel_1m", "timers_pending_1m_vs_1k", "timers_fire_100k", "timers_lateness_p99",
+        "timers_rearm_100k", "timers_repeating_drift",
         "idle_wakeups", "countdown_tick_100k",
     ]
 
@@ -76,5 +77,5 @@ struct RowPlan: Sendable {
             add(NIOPeer.self)
             return [p50, p99]
         },
-    ] + TimerRows.plans + CountdownRows.plans + TimerRows.lastPlans
+    ] + TimerRows.plans + TimerRearmRows.plans + CountdownRows.plans + TimerRows.lastPlans
 }
