@@ -6,8 +6,8 @@ import Testing
 /// (The services built on top test their time logic on virtual time.)
 @Suite("SerialQueue delayed work")
 struct SerialQueueDelayedTests {
-    @Test func delayedWorkNeverRunsBeforeItsDeadline() {
-        let queue = SerialQueue(label: "delayed")
+    @Test(arguments: QueueMode.allCases) func delayedWorkNeverRunsBeforeItsDeadline(mode: QueueMode) {
+        let queue = mode.queue(label: "delayed")
         let lateness = LockedValue<[Int64]>([])
         let done = TestSemaphore()
         for index in 0..<20 {
@@ -24,8 +24,8 @@ struct SerialQueueDelayedTests {
         #expect(all.allSatisfy { $0 >= 0 }, "ran early: \(all.filter { $0 < 0 }) ns")
     }
 
-    @Test func delayedWorkRunsInDeadlineOrder() {
-        let queue = SerialQueue(label: "delayed-order")
+    @Test(arguments: QueueMode.allCases) func delayedWorkRunsInDeadlineOrder(mode: QueueMode) {
+        let queue = mode.queue(label: "delayed-order")
         let log = LockedValue<[Int]>([])
         let done = TestSemaphore()
         let base = MonotonicInstant.now().advanced(by: .milliseconds(20))
@@ -39,8 +39,8 @@ struct SerialQueueDelayedTests {
         #expect(log.withLock { $0 } == [0, 1, 2, 3, 4, 5])
     }
 
-    @Test func cancelBeforeTheDeadlinePreventsTheRun() {
-        let queue = SerialQueue(label: "delayed-cancel")
+    @Test(arguments: QueueMode.allCases) func cancelBeforeTheDeadlinePreventsTheRun(mode: QueueMode) {
+        let queue = mode.queue(label: "delayed-cancel")
         let ran = TestFlag()
         let handle = queue.asyncAfter(delay: .milliseconds(20)) { ran.set() }
         #expect(handle.cancel())
@@ -52,9 +52,9 @@ struct SerialQueueDelayedTests {
         #expect(!ran.isSet)
     }
 
-    @Test func cancelReleasesTheClosureAtOnce() {
+    @Test(arguments: QueueMode.allCases) func cancelReleasesTheClosureAtOnce(mode: QueueMode) {
         final class Captured: Sendable {}
-        let queue = SerialQueue(label: "delayed-release-closure")
+        let queue = mode.queue(label: "delayed-release-closure")
         weak var weakCaptured: Captured?
         let handle: DelayedWork
         do {
@@ -68,8 +68,8 @@ struct SerialQueueDelayedTests {
         #expect(weakCaptured == nil, "a cancelled far-future work kept its captures alive")
     }
 
-    @Test func cancelAfterTheRunReturnsFalse() {
-        let queue = SerialQueue(label: "delayed-late-cancel")
+    @Test(arguments: QueueMode.allCases) func cancelAfterTheRunReturnsFalse(mode: QueueMode) {
+        let queue = mode.queue(label: "delayed-late-cancel")
         let done = TestSemaphore()
         let handle = queue.asyncAfter(delay: .zero) { done.signal() }
         #expect(done.wait(), "delayed work never ran")
@@ -77,8 +77,8 @@ struct SerialQueueDelayedTests {
         #expect(handle.status == .started)
     }
 
-    @Test func cancelledEntriesArePurgedFromTheHeap() {
-        let queue = SerialQueue(label: "delayed-purge")
+    @Test(arguments: QueueMode.allCases) func cancelledEntriesArePurgedFromTheHeap(mode: QueueMode) {
+        let queue = mode.queue(label: "delayed-purge")
         for _ in 0..<10_000 {
             queue.asyncAfter(delay: .seconds(3600)) {}.cancel()
         }
@@ -86,8 +86,8 @@ struct SerialQueueDelayedTests {
         #expect(queue.delayedWorkCount <= 128)
     }
 
-    @Test func releasingTheQueueCancelsDelayedWorkNotYetDue() {
-        var queue: SerialQueue? = SerialQueue(label: "delayed-release")
+    @Test(arguments: QueueMode.allCases) func releasingTheQueueCancelsDelayedWorkNotYetDue(mode: QueueMode) {
+        var queue: SerialQueue? = mode.queue(label: "delayed-release")
         let handle = queue!.asyncAfter(delay: .seconds(3600)) {}
         queue = nil
         #expect(handle.status == .cancelled)

@@ -4,8 +4,8 @@ import Testing
 
 @Suite("SerialQueue ordering")
 struct SerialQueueOrderingTests {
-    @Test func asyncWorkRunsInSubmissionOrderOnTheWorker() {
-        let queue = SerialQueue(label: "order")
+    @Test(arguments: QueueMode.allCases) func asyncWorkRunsInSubmissionOrderOnTheWorker(mode: QueueMode) {
+        let queue = mode.queue(label: "order")
         let log = LockedValue<[Int]>([])
         let done = TestSemaphore()
         for value in 0..<1_000 {
@@ -16,8 +16,8 @@ struct SerialQueueOrderingTests {
         #expect(log.withLock { $0 } == Array(0..<1_000))
     }
 
-    @Test func syncRunsOnCallersThreadAfterEarlierAsyncWork() {
-        let queue = SerialQueue(label: "sync-after")
+    @Test(arguments: QueueMode.allCases) func syncRunsOnCallersThreadAfterEarlierAsyncWork(mode: QueueMode) {
+        let queue = mode.queue(label: "sync-after")
         let log = LockedValue<[String]>([])
         let gate = TestSemaphore()
         queue.async {
@@ -34,8 +34,8 @@ struct SerialQueueOrderingTests {
         #expect(log.withLock { $0 } == ["async", "sync"])
     }
 
-    @Test func asyncSubmittedAfterSyncRunsAfterIt() {
-        let queue = SerialQueue(label: "after-sync")
+    @Test(arguments: QueueMode.allCases) func asyncSubmittedAfterSyncRunsAfterIt(mode: QueueMode) {
+        let queue = mode.queue(label: "after-sync")
         let log = LockedValue<[String]>([])
         let done = TestSemaphore()
         queue.sync {
