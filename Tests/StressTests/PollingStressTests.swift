@@ -123,18 +123,18 @@ private final class StressJob: Sendable {
 struct PollingStressTests {
     static let threads = 6  // three times the cores
 
-    @Test func manyPollersOnFewQueuesEachEndExactlyOnce() {
+    @Test(.serialized, arguments: QueueMode.allCases) func manyPollersOnFewQueuesEachEndExactlyOnce(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perThread = StressConfiguration.iterations(100)
         let total = Self.threads * perThread
-        let pollQueues = (0..<3).map { SerialQueue(label: "poll-\($0)") }
-        let servers = (0..<2).map { SerialQueue(label: "server-\($0)") }
-        let canceller = SerialQueue(label: "canceller")
+        let pollQueues = (0..<3).map { mode.queue(label: "poll-\($0)") }
+        let servers = (0..<2).map { mode.queue(label: "server-\($0)") }
+        let canceller = mode.queue(label: "canceller")
         let probes = LockedValue<[(probe: PollProbe, job: StressJob)]>([])
         let pollers = LockedValue<[Poller<Int>]>([])
         let ended = TestSemaphore()
 
-        withWatchdog(timeout: .seconds(120), "polling stress stalled, seed \(seed)") {
+        withWatchdog(timeout: .seconds(120), "polling stress stalled (\(mode)), seed \(seed)") {
             runThreads(Self.threads) { thread in
                 var random = SeededRandom(seed: seed &+ UInt64(thread) &* 7919)
                 for index in 0..<perThread {
@@ -213,10 +213,10 @@ struct PollingStressTests {
         #expect(kinds.keys.count >= 3, "outcomes \(kinds), seed \(seed)")
     }
 
-    @Test func cancelRacingAnInlineAnswerLeavesExactlyOneOutcome() {
+    @Test(.serialized, arguments: QueueMode.allCases) func cancelRacingAnInlineAnswerLeavesExactlyOneOutcome(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let rounds = StressConfiguration.iterations(300)
-        let queue = SerialQueue(label: "poll-race")
+        let queue = mode.queue(label: "poll-race")
         let mismatches = TestCounter()
         let doubles = TestCounter()
         withWatchdog(timeout: .seconds(120), "cancel/answer race stalled, seed \(seed)") {

@@ -32,7 +32,7 @@ private final class OwnerCheck: Sendable {
 struct SerialQueueStressTests {
     static let producers = 6  // three times the cores
 
-    @Test(arguments: QueueMode.allCases) func manyProducersMixingSyncAndAsyncKeepOneOrderAndOneOwner(mode: QueueMode) {
+    @Test(.serialized, arguments: QueueMode.allCases) func manyProducersMixingSyncAndAsyncKeepOneOrderAndOneOwner(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perProducer = StressConfiguration.iterations(5_000)
         let queue = mode.queue(label: "stress-mix")
@@ -58,7 +58,7 @@ struct SerialQueueStressTests {
         }
     }
 
-    @Test(arguments: QueueMode.allCases) func asyncThenSyncRoundsNeverLoseAWakeUp(mode: QueueMode) {
+    @Test(.serialized, arguments: QueueMode.allCases) func asyncThenSyncRoundsNeverLoseAWakeUp(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let rounds = StressConfiguration.iterations(5_000)
         let queue = mode.queue(label: "stress-rounds")
@@ -91,7 +91,7 @@ struct SerialQueueStressTests {
         #expect(queue.sync { counter.value } == Self.producers * rounds, "async work lost, seed \(seed)")
     }
 
-    @Test(arguments: QueueMode.allCases) func queuesCreatedAndDroppedInALoopLeaveNoThread(mode: QueueMode) {
+    @Test(.serialized, arguments: QueueMode.allCases) func queuesCreatedAndDroppedInALoopLeaveNoThread(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perThread = StressConfiguration.iterations(150)
         let ran = TestCounter()
@@ -122,7 +122,7 @@ struct SerialQueueStressTests {
         #expect(ran.value <= expected.value, "work ran that was never enqueued, seed \(seed)")
     }
 
-    @Test(arguments: QueueMode.allCases) func releasingWhileWorkIsPendingRunsAllOfIt(mode: QueueMode) {
+    @Test(.serialized, arguments: QueueMode.allCases) func releasingWhileWorkIsPendingRunsAllOfIt(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let queues = StressConfiguration.iterations(40)
         let ran = TestCounter()
@@ -147,7 +147,7 @@ struct SerialQueueStressTests {
         }
     }
 
-    @Test(arguments: QueueMode.allCases) func suspendAndResumeUnderLoadKeepOrderAndLoseNothing(mode: QueueMode) {
+    @Test(.serialized, arguments: QueueMode.allCases) func suspendAndResumeUnderLoadKeepOrderAndLoseNothing(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perProducer = StressConfiguration.iterations(5_000)
         let queue = mode.queue(label: "stress-suspend")
@@ -179,7 +179,7 @@ struct SerialQueueStressTests {
         }
     }
 
-    @Test(arguments: QueueMode.allCases) func nestedSyncAcrossQueuesUnderLoadNeverDeadlocks(mode: QueueMode) {
+    @Test(.serialized, arguments: QueueMode.allCases) func nestedSyncAcrossQueuesUnderLoadNeverDeadlocks(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let rounds = StressConfiguration.iterations(5_000)
         let a = mode.queue(label: "nest-a")
@@ -203,7 +203,7 @@ struct SerialQueueStressTests {
         #expect(total == Self.producers * rounds, "nested work lost, seed \(seed)")
     }
 
-    @Test(arguments: QueueMode.allCases) func delayedWorkRunsOrIsCancelledExactlyOnce(mode: QueueMode) {
+    @Test(.serialized, arguments: QueueMode.allCases) func delayedWorkRunsOrIsCancelledExactlyOnce(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perThread = StressConfiguration.iterations(5_000)
         let queue = mode.queue(label: "stress-delayed")
@@ -245,7 +245,7 @@ private actor Tally {
 }
 
 extension SerialQueueStressTests {
-    @Test(arguments: QueueMode.allCases) func actorsSharingAQueueUnderLoadRunEveryJobOnIt(mode: QueueMode) async {
+    @Test(.serialized, arguments: QueueMode.allCases) func actorsSharingAQueueUnderLoadRunEveryJobOnIt(mode: QueueMode) async {
         let seed = StressConfiguration.seed()
         let tasks = StressConfiguration.iterations(200)
         let queues = [mode.queue(label: "actors-1"), mode.queue(label: "actors-2")]

@@ -56,11 +56,10 @@ extension QueueCore {
         self.lockState()
         if !self.state.delayed.isEmpty { self.state.moveDueDelayedWork(now: .now()) }
         let action = self.state.wakeWorkerIfNeeded()
-        // Idle (no turn running or queued, nobody owning it) with delayed work still pending:
-        // nobody else will arm the timer.
+        // No turn running or queued (a `sync` body may own the queue: its leave schedules a turn
+        // only for work in the FIFO) and delayed work still pending: nobody else will arm the timer.
         let rearm: MonotonicInstant? =
-            action == .none && self.state.phase == .sleeping && !self.state.wakePending
-                && self.state.owner == .none && !self.state.isSuspended
+            action == .none && self.state.phase == .sleeping && !self.state.wakePending && !self.state.isSuspended
             ? self.state.nextDelayedDeadline : nil
         if let rearm { self.pool?.timers.arm(rearm, for: self) }  // under the lock, as in a turn
         self.openFastPathIfIdle()
