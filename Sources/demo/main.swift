@@ -3,6 +3,7 @@ import SerialRuntime
 // `swift run demo` walks through the library, one scene per module, lowest layer first.
 print("swift-serial-runtime demo\n")
 SerialQueueScene.run()
+WorkerPoolScene.run()
 TimersScene.run()
 await SerialCountdownScene.run()
 await PollingScene.run()
