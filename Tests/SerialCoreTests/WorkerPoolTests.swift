@@ -52,7 +52,7 @@ struct WorkerPoolTests {
         let pool = WorkerPool(threads: 2, label: "pool-hop")
         let a = SerialQueue(label: "ping", pool: pool)
         let b = SerialQueue(label: "pong", pool: pool)
-        let hops = 1_000
+        let hops = 200
         let switches = TestCounter()
         let lastThread = Atomic<UInt>(0)
         let done = TestSemaphore()
@@ -61,11 +61,15 @@ struct WorkerPoolTests {
             if lastThread.exchange(me, ordering: .relaxed) != me { switches.increment() }
             guard remaining > 0 else { return done.signal() }
             (remaining.isMultiple(of: 2) ? a : b).async { hop(remaining - 1) }
+            // Still busy after the hop: a woken idle thread would have time to take the other queue.
+            let until = monotonicNow() + 50_000
+            while monotonicNow() < until {}
         }
         a.async { hop(hops) }
         #expect(done.wait(), "the ping-pong never finished")
         // Each hop makes the other, idle queue runnable from a pool thread's own work: it runs
-        // next on that thread. (The first hop counts as one switch.)
+        // next on that thread, after the current item, and the other thread is never woken.
+        // (The first hop counts as one switch.)
         #expect(switches.value <= 2, "\(switches.value) thread switches in \(hops) hops")
     }
 
@@ -74,21 +78,22 @@ struct WorkerPoolTests {
         let a = SerialQueue(label: "a", pool: pool)
         let b = SerialQueue(label: "b", pool: pool)
         let bStarted = TestSemaphore()
-        let release = TestSemaphore()
+        let proceed = TestSemaphore()
         let done = TestSemaphore()
-        // b holds a (its sync body waits), so a's own work... : b's sync on a waits for a's
-        // earlier work, which needs a thread while the pool's only thread is blocked in b's work.
-        a.async {
-            bStarted.signal()
-            _ = release.wait()
-        }
-        #expect(bStarted.wait())
+        // b's work holds the pool's only thread; a gets work meanwhile, so b's `a.sync` must wait
+        // for a's turn, which needs a thread: the pool starts a stand-in while b's thread waits.
         b.async {
+            bStarted.signal()
+            _ = proceed.wait()
             let value = a.sync { 42 }
             if value == 42 { done.signal() }
         }
-        release.signal()
+        #expect(bStarted.wait())
+        let aRan = TestFlag()
+        a.async { aRan.set() }
+        proceed.signal()
         #expect(done.wait(), "a sync from the pool's only thread into a busy queue deadlocked")
+        #expect(aRan.isSet, "the sync body ran before earlier work of its queue")
     }
 
     @Test(arguments: [ShutdownMode.drain, .cancelPending])
