@@ -17,7 +17,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// Broadcast when the worker takes the FIFO while producers wait for room (`maximumQueued`).
     let roomAvailable = PthreadCondition()
     // Guarded by `mutex`; runtime exclusivity checks on this hot path cost more than the lock.
-    @exclusivity(unchecked) var state = QueueState()
+    @exclusivity(unchecked) var state: QueueState
     /// Set by `suspend` and `shutdown(.cancelPending)` so the worker stops a batch midway;
     /// read without the lock once per item (a relaxed load), re-checked under the lock.
     let interrupted = Atomic<Bool>(false)
@@ -50,6 +50,8 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         if pool != nil {
             self.state = QueueState(pooledWithInitialCapacity: PoolCore.initialQueueCapacity)
             self.openFastPathIfIdle()  // idle from the start: the first sync takes the door
+        } else {
+            self.state = QueueState()
         }
     }
 

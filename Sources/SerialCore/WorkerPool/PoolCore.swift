@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The engine of a `WorkerPool`: its threads, the run queue of runnable serial queues, and its
 /// timer. Queue cores and pool threads retain it; the public `WorkerPool` only starts and stops it.
 ///
@@ -11,6 +13,9 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     static let consecutiveHopLimit = 64
     /// A pooled queue's FIFO starts this small: many thousands of them may exist at once.
     static let initialQueueCapacity = 2
+    /// How long a thread out of work watches the run queue before it sleeps (as a dedicated
+    /// worker does): work arriving meanwhile costs an atomic load instead of a futex wake-up.
+    static let spinWindowNanoseconds: UInt64 = 20_000
 
     let label: String
     let mutex = PthreadMutex()
@@ -19,6 +24,8 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     // Guarded by `mutex`.
     @exclusivity(unchecked) private(set) var state: PoolState
     let timers: PoolTimers
+    /// `state.runQueue.count`, stored under the lock, read without it by spinning threads.
+    private let runnableHint = Atomic<Int>(0)
 
     init(label: String, width: Int) {
         self.label = label
@@ -88,6 +95,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     func enqueue(_ core: QueueCore, callerWillDequeue: Bool) {
         self.mutex.lock()
         let worker = self.state.enqueue(core, callerWillDequeue: callerWillDequeue)
+        self.runnableHint.store(self.state.runQueue.count, ordering: .releasing)
         self.mutex.unlock()
         // After unlocking: the worker is retained here, and it waits for `isWoken`, set above.
         worker?.wakeUp.signal()
@@ -116,15 +124,24 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     private func threadMain(_ worker: PoolWorker) {
         let stack = CurrentQueueStack.current
         stack.poolWorker = worker
+        var ranSinceSpinning = false
         self.mutex.lock()
         while true {
             if let core = self.state.dequeue() {
+                self.runnableHint.store(self.state.runQueue.count, ordering: .relaxed)
                 self.mutex.unlock()
                 self.runTurns(startingWith: core, on: worker, stack: stack)
+                ranSinceSpinning = true
                 self.mutex.lock()
                 continue
             }
             if self.state.retireIfSurplus() { break }
+            if ranSinceSpinning {
+                // Once per stretch of work, never while idle: an idle pool causes no wake-ups.
+                ranSinceSpinning = false
+                self.spinBeforeSleeping()
+                continue  // look at the run queue again, under the lock
+            }
             self.state.goIdle(worker)
             while !worker.isWoken {
                 worker.wakeUp.wait(releasing: self.mutex)
@@ -133,6 +150,17 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         self.changed.broadcast()
         self.mutex.unlock()
         stack.poolWorker = nil
+    }
+
+    /// Watches the run queue without the lock for a few microseconds. Called and returns with
+    /// the mutex held; the caller looks at the run queue again afterwards.
+    private func spinBeforeSleeping() {
+        self.state.startSpinning()
+        self.mutex.unlock()
+        let deadline = ClockReads.monotonicNanoseconds() &+ Self.spinWindowNanoseconds
+        while self.runnableHint.load(ordering: .acquiring) == 0 && ClockReads.monotonicNanoseconds() < deadline {}
+        self.mutex.lock()
+        self.state.stopSpinning()
     }
 
     /// Runs one turn of `core`, then of each queue its work made runnable on this thread.

@@ -24,8 +24,11 @@ struct PoolState {
     private(set) var isClosed = false
     /// Threads leave once no queue is attached and nothing is runnable.
     private(set) var isStopping = false
-    /// Set when a compensating thread could not be started, for the report in `description`.
+    /// Set when a compensating thread could not be started.
     private(set) var failedThreadStarts = 0
+    /// Threads watching the run queue for a few microseconds before sleeping: enqueuing for
+    /// them needs no wake-up.
+    private(set) var spinningCount = 0
 
     init(width: Int) {
         self.width = width
@@ -50,8 +53,20 @@ struct PoolState {
     /// the only one there.
     mutating func enqueue(_ core: QueueCore, callerWillDequeue: Bool) -> PoolWorker? {
         self.runQueue.append(core)
-        if callerWillDequeue && self.runQueue.count == 1 { return nil }
+        // Threads that will look at the run queue anyway: the caller, and the spinning ones.
+        let lookers = self.spinningCount + (callerWillDequeue ? 1 : 0)
+        if self.runQueue.count <= lookers { return nil }
         return self.popIdleWorker()
+    }
+
+    /// A thread out of work starts watching the run queue before it sleeps.
+    mutating func startSpinning() {
+        self.spinningCount += 1
+    }
+
+    /// The thread stopped watching (it saw work, or the window passed).
+    mutating func stopSpinning() {
+        self.spinningCount -= 1
     }
 
     /// Takes the queue at the head of the run queue.

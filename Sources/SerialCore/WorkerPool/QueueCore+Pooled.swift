@@ -27,10 +27,12 @@ extension QueueCore {
         }
         if self.state.workerShouldExit {
             _ = self.runShutdownHandlers()  // on this thread, with this queue current, as its last act
+            // Detached before the exit is visible: a release or shutdown that returns finds the
+            // pool without this queue (the pool's locks are leaves: taking them here is safe).
+            pool.detach(self)
             self.state.workerExited()
             self.workerExited.broadcast()
             self.unlockState()
-            pool.detach(self)
             return
         }
         if self.state.hasRunnableWork {
