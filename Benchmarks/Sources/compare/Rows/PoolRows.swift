@@ -59,8 +59,8 @@ enum PoolRows {
                 Double($0.split(separator: "\n").last.map(String.init) ?? "")
             } ?? .nan
             row.notes.append(
-                "pooled: 100k queues alive (each ran one async) add \(formatNumber(mebibytes)) MiB of RSS in a fresh process "
-                    + "(goal < 100 MiB \(mebibytes < 100 ? "✓" : "✗"))")
+                "pooled: 100k queues alive (each ran one async) add \(formatNumber(mebibytes)) MiB of RSS in a fresh process, "
+                    + "\(formatNumber(mebibytes * 1_048_576 / 100_000)) bytes per queue (goal < 100 MiB \(mebibytes < 100 ? "✓" : "✗"))")
         }
         return row
     }
