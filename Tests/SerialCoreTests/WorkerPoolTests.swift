@@ -73,6 +73,27 @@ struct WorkerPoolTests {
         #expect(switches.value <= 2, "\(switches.value) thread switches in \(hops) hops")
     }
 
+    @Test func aPoolThreadHoldsOnlyTheQueueWhoseTurnItRuns() {
+        let pool = WorkerPool(threads: 1, label: "pool-current")
+        let a = SerialQueue(label: "a", pool: pool)
+        let b = SerialQueue(label: "b", pool: pool)
+        let seen = LockedLog()
+        let done = TestSemaphore()
+        a.async {
+            seen.append("in a: a \(a.isCurrent) b \(b.isCurrent)")
+            // b runs next on this same thread (a hop), after a's item returns.
+            b.async {
+                seen.append("in b: a \(a.isCurrent) b \(b.isCurrent)")
+                a.sync { seen.append("in b → a.sync: a \(a.isCurrent) b \(b.isCurrent)") }
+                done.signal()
+            }
+        }
+        #expect(done.wait(), "the pooled work never ran")
+        #expect(seen.entries == [
+            "in a: a true b false", "in b: a false b true", "in b → a.sync: a true b true",
+        ])
+    }
+
     @Test func syncFromAPoolThreadIntoABusyQueueOfTheSamePoolDoesNotDeadlock() {
         let pool = WorkerPool(threads: 1, label: "pool-block")
         let a = SerialQueue(label: "a", pool: pool)
