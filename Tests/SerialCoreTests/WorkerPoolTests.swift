@@ -1,7 +1,6 @@
 import Glibc
 import SerialCore
 import SerialTestSupport
-import Synchronization
 import Testing
 
 /// What is particular to queues on a `WorkerPool`; the guarantees both modes share are checked
@@ -11,7 +10,7 @@ import Testing
 struct WorkerPoolTests {
     @Test func manyQueuesRunOnThePoolsThreadsOnly() {
         let pool = WorkerPool(threads: 2, label: "pool-only")
-        let threads = Mutex<Set<UInt>>([])
+        let threads = LockedValue<Set<UInt>>([])
         let done = TestSemaphore()
         let queues = (0..<1_000).map { SerialQueue(label: "q\($0)", pool: pool) }
         for queue in queues {
@@ -34,16 +33,16 @@ struct WorkerPoolTests {
         let busy = SerialQueue(label: "busy", pool: pool)
         let other = SerialQueue(label: "other", pool: pool)
         let busyRan = TestCounter()
-        let seenByOther = Atomic<Int>(-1)
+        let seenByOther = LockedValue(-1)
         let done = TestSemaphore()
         let gate = TestSemaphore()
         busy.async { _ = gate.wait() }  // holds the only thread until everything is queued
         for _ in 0..<10_000 { busy.async { busyRan.increment() } }
-        other.async { seenByOther.store(busyRan.value, ordering: .relaxed) }
+        other.async { seenByOther.withLock { $0 = busyRan.value } }
         busy.async { done.signal() }
         gate.signal()
         #expect(done.wait(), "the busy queue never drained")
-        let seen = seenByOther.load(ordering: .relaxed)
+        let seen = seenByOther.withLock { $0 }
         // A turn takes at most 64 items: the other queue runs after the busy queue's first turn.
         #expect(seen >= 0 && seen < 64, "the other queue ran after \(seen) of the busy queue's 10,000 items")
     }
@@ -54,11 +53,16 @@ struct WorkerPoolTests {
         let b = SerialQueue(label: "pong", pool: pool)
         let hops = 200
         let switches = TestCounter()
-        let lastThread = Atomic<UInt>(0)
+        let lastThread = LockedValue<UInt>(0)
         let done = TestSemaphore()
         @Sendable func hop(_ remaining: Int) {
             let me = CurrentThreadID.value
-            if lastThread.exchange(me, ordering: .relaxed) != me { switches.increment() }
+            let previous = lastThread.withLock { value -> UInt in
+                let old = value
+                value = me
+                return old
+            }
+            if previous != me { switches.increment() }
             guard remaining > 0 else { return done.signal() }
             (remaining.isMultiple(of: 2) ? a : b).async { hop(remaining - 1) }
             // Still busy after the hop: a woken idle thread would have time to take the other queue.
@@ -169,13 +173,13 @@ struct WorkerPoolTests {
         let queue = SerialQueue(label: "delayed", pool: pool)
         let ran = TestSemaphore()
         let start = MonotonicInstant.now()
-        let ranAt = Atomic<UInt64>(0)
+        let ranAt = LockedValue<UInt64>(0)
         queue.asyncAfter(delay: .milliseconds(20)) {
-            ranAt.store(MonotonicInstant.now().nanoseconds, ordering: .relaxed)
+            ranAt.withLock { $0 = MonotonicInstant.now().nanoseconds }
             ran.signal()
         }
         #expect(ran.wait(), "delayed work on a pooled queue never ran")
-        #expect(ranAt.load(ordering: .relaxed) >= start.nanoseconds + 20_000_000, "delayed work ran early")
+        #expect(ranAt.withLock { $0 } >= start.nanoseconds + 20_000_000, "delayed work ran early")
     }
 
     @Test func anIdlePooledQueueCanBeReleasedWhileItsTimerIsArmed() {
