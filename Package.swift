@@ -41,7 +41,7 @@ let package = Package(
         .executableTarget(name: "demo", dependencies: ["SerialRuntime"]),
 
         // Test-only helpers: barrier, seeded generator, bounded waits, thread counts.
-        .target(name: "SerialTestSupport", path: "Tests/SerialTestSupport"),
+        .target(name: "SerialTestSupport", dependencies: ["SerialCore"], path: "Tests/SerialTestSupport"),
         .testTarget(name: "SerialCoreTests", dependencies: ["SerialCore", "SerialRuntime", "SerialTesting", "SerialTestSupport"]),
         .testTarget(name: "SerialTimersTests", dependencies: ["SerialTimers", "SerialTesting", "SerialTestSupport"]),
         .testTarget(name: "SerialCountdownTests", dependencies: ["SerialCountdown", "SerialTesting", "SerialTestSupport"]),

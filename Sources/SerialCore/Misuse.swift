@@ -64,3 +64,33 @@ package enum Misuse {
             """)
     }
 }
+
+extension Misuse {
+    @inline(never)
+    package static func invalidPoolWidth(label: String, _ value: Int) -> Never {
+        fatalError("""
+            WorkerPool "\(label)": threads must be at least 1, got \(value). \
+            Pass a positive count, or leave the default (the number of processors).
+            """)
+    }
+
+    @inline(never)
+    package static func poolShutdownFromItsOwnThread(label: String) -> Never {
+        fatalError("""
+            WorkerPool "\(label)": shutdown() called from work running on one of its own threads; \
+            it would wait for itself. Call it from a thread outside the pool.
+            """)
+    }
+}
+
+extension Misuse {
+    @inline(never)
+    package static func poolStartFailed(_ error: SerialQueueError) -> Never {
+        fatalError("\(error). Use WorkerPool.make(threads:label:) to get this as an error instead of a trap.")
+    }
+
+    @inline(never)
+    package static func queueOnShutDownPool(_ error: SerialQueueError) -> Never {
+        fatalError("\(error). Use SerialQueue.make(label:pool:) to get this as an error instead of a trap.")
+    }
+}

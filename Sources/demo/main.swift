@@ -4,6 +4,7 @@ import SerialRuntime
 print("swift-serial-runtime demo\n")
 SerialQueueScene.run()
 StallScene.run()
+WorkerPoolScene.run()
 TimersScene.run()
 HeartbeatScene.run()
 await SerialCountdownScene.run()

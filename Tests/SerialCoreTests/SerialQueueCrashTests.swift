@@ -6,9 +6,9 @@ import Testing
 /// Every trap of SerialQueue, run in a child process; each checks the message names the queue.
 @Suite("SerialQueue traps")
 struct SerialQueueCrashTests {
-    @Test func reentrantSyncFromAsyncWorkTraps() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let queue = SerialQueue(label: "reentrant-async")
+    @Test(arguments: QueueMode.allCases) func reentrantSyncFromAsyncWorkTraps(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let queue = mode.queue(label: "reentrant-async")
             queue.async { queue.sync {} }
             queue.shutdown()
         }.map {
@@ -16,24 +16,24 @@ struct SerialQueueCrashTests {
         }
     }
 
-    @Test func reentrantSyncInsideSyncBodyTraps() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let queue = SerialQueue(label: "reentrant-sync")
+    @Test(arguments: QueueMode.allCases) func reentrantSyncInsideSyncBodyTraps(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let queue = mode.queue(label: "reentrant-sync")
             queue.sync { queue.sync {} }
         }.map { #expect($0.standardErrorText.contains("\"reentrant-sync\" → \"reentrant-sync\"")) }
     }
 
-    @Test func syncChainBackToAQueueAlreadyHeldTraps() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let a = SerialQueue(label: "chain-a")
-            let b = SerialQueue(label: "chain-b")
+    @Test(arguments: QueueMode.allCases) func syncChainBackToAQueueAlreadyHeldTraps(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let a = mode.queue(label: "chain-a")
+            let b = mode.queue(label: "chain-b")
             a.sync { b.sync { a.sync {} } }
         }.map { #expect($0.standardErrorText.contains("\"chain-a\" → \"chain-b\" → \"chain-a\"")) }
     }
 
-    @Test func resumeWithoutSuspendTraps() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let queue = SerialQueue(label: "over-resume")
+    @Test(arguments: QueueMode.allCases) func resumeWithoutSuspendTraps(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let queue = mode.queue(label: "over-resume")
             queue.suspend()
             queue.resume()
             queue.resume()
@@ -42,33 +42,33 @@ struct SerialQueueCrashTests {
         }
     }
 
-    @Test func asyncAfterShutdownTraps() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let queue = SerialQueue(label: "closed-async")
+    @Test(arguments: QueueMode.allCases) func asyncAfterShutdownTraps(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let queue = mode.queue(label: "closed-async")
             queue.shutdown()
             queue.async {}
         }.map { #expect($0.standardErrorText.contains("SerialQueue \"closed-async\": async after shutdown")) }
     }
 
-    @Test func syncAfterShutdownTraps() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let queue = SerialQueue(label: "closed-sync")
+    @Test(arguments: QueueMode.allCases) func syncAfterShutdownTraps(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let queue = mode.queue(label: "closed-sync")
             queue.shutdown()
             queue.sync {}
         }.map { #expect($0.standardErrorText.contains("SerialQueue \"closed-sync\": sync after shutdown")) }
     }
 
-    @Test func delayedWorkAfterShutdownTraps() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let queue = SerialQueue(label: "closed-later")
+    @Test(arguments: QueueMode.allCases) func delayedWorkAfterShutdownTraps(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let queue = mode.queue(label: "closed-later")
             queue.shutdown(.cancelPending)
             queue.asyncAfter(delay: .seconds(1)) {}
         }.map { #expect($0.standardErrorText.contains("SerialQueue \"closed-later\": asyncAfter after shutdown")) }
     }
 
-    @Test func releasingASuspendedQueueTraps() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            var queue: SerialQueue? = SerialQueue(label: "suspended-drop")
+    @Test(arguments: QueueMode.allCases) func releasingASuspendedQueueTraps(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            var queue: SerialQueue? = mode.queue(label: "suspended-drop")
             queue!.suspend()
             queue = nil
             _ = queue
@@ -77,17 +77,17 @@ struct SerialQueueCrashTests {
         }
     }
 
-    @Test func checkIsolatedOutsideTheQueueTraps() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let queue = SerialQueue(label: "not-here")
+    @Test(arguments: QueueMode.allCases) func checkIsolatedOutsideTheQueueTraps(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let queue = mode.queue(label: "not-here")
             queue.checkIsolated()
         }.map { #expect($0.standardErrorText.contains("SerialQueue \"not-here\": checkIsolated failed")) }
     }
 
-    @Test func aCycleOfSyncCallsAcrossThreadsTrapsNamingIt() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let a = SerialQueue(label: "cycle-a")
-            let b = SerialQueue(label: "cycle-b")
+    @Test(arguments: QueueMode.allCases) func aCycleOfSyncCallsAcrossThreadsTrapsNamingIt(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let a = mode.queue(label: "cycle-a")
+            let b = mode.queue(label: "cycle-b")
             let bothInside = Barrier(parties: 2)
             a.async {
                 bothInside.arriveAndWait()
@@ -135,12 +135,12 @@ struct SerialQueueCrashTests {
         }
     }
 
-    @Test func aProducerWaitingForRoomWhenTheQueueShutsDownTraps() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let queue = SerialQueue(label: "full-then-closed", maximumQueued: 1)
+    @Test(arguments: QueueMode.allCases) func aProducerWaitingForRoomWhenTheQueueShutsDownTraps(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let queue = mode.queue(label: "full-then-closed", maximumQueued: 1)
             queue.suspend()
             queue.async {}
-            let closer = SerialQueue(label: "closer")
+            let closer = mode.queue(label: "closer")
             closer.async {
                 _ = eventually { queue._roomWaiters == 1 }
                 queue.shutdown(.cancelPending)
@@ -149,16 +149,16 @@ struct SerialQueueCrashTests {
         }.map { #expect($0.standardErrorText.contains("SerialQueue \"full-then-closed\": async after shutdown")) }
     }
 
-    @Test func aBoundBelowOneTraps() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = SerialQueue(label: "no-room", maximumQueued: 0)
+    @Test(arguments: QueueMode.allCases) func aBoundBelowOneTraps(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            _ = mode.queue(label: "no-room", maximumQueued: 0)
         }.map { #expect($0.standardErrorText.contains("SerialQueue \"no-room\": maximumQueued 0 must be at least 1")) }
     }
 }
 
 /// Caps this process's address space just above what it maps now, so a new thread's stack
 /// (8 MiB by default) cannot be mapped and `pthread_create` fails with EAGAIN. Child processes only.
-private func limitAddressSpaceSoNoThreadStackFits() {
+func limitAddressSpaceSoNoThreadStackFits() {
     var pages = 0
     if let file = fopen("/proc/self/statm", "r") {
         var buffer = [CChar](repeating: 0, count: 64)

@@ -7,8 +7,8 @@ import Testing
 /// (The services built on top test their time logic on virtual time.)
 @Suite("SerialQueue delayed work")
 struct SerialQueueDelayedTests {
-    @Test func delayedWorkNeverRunsBeforeItsDeadline() throws {
-        let queue = SerialQueue(label: "delayed")
+    @Test(arguments: QueueMode.allCases) func delayedWorkNeverRunsBeforeItsDeadline(mode: QueueMode) throws {
+        let queue = mode.queue(label: "delayed")
         let lateness = CallbackRecorder<Int64>("lateness in ns")
         for index in 0..<20 {
             let delay = Duration.milliseconds(index % 5 * 3 + 1)
@@ -22,8 +22,8 @@ struct SerialQueueDelayedTests {
         #expect(all.allSatisfy { $0 >= 0 }, "ran early: \(all.filter { $0 < 0 }) ns")
     }
 
-    @Test func delayedWorkRunsInDeadlineOrder() throws {
-        let queue = SerialQueue(label: "delayed-order")
+    @Test(arguments: QueueMode.allCases) func delayedWorkRunsInDeadlineOrder(mode: QueueMode) throws {
+        let queue = mode.queue(label: "delayed-order")
         let log = CallbackRecorder<Int>("delayed work")
         let base = MonotonicInstant.now().advanced(by: .milliseconds(20))
         for index in [5, 1, 4, 2, 3, 0] {
@@ -34,8 +34,8 @@ struct SerialQueueDelayedTests {
         #expect(try log.wait(forCount: 6, timeout: .seconds(30)) == [0, 1, 2, 3, 4, 5])
     }
 
-    @Test func cancelBeforeTheDeadlinePreventsTheRun() {
-        let queue = SerialQueue(label: "delayed-cancel")
+    @Test(arguments: QueueMode.allCases) func cancelBeforeTheDeadlinePreventsTheRun(mode: QueueMode) {
+        let queue = mode.queue(label: "delayed-cancel")
         let ran = TestFlag()
         let handle = queue.asyncAfter(delay: .milliseconds(20)) { ran.set() }
         #expect(handle.cancel())
@@ -47,9 +47,9 @@ struct SerialQueueDelayedTests {
         #expect(!ran.isSet)
     }
 
-    @Test func cancelReleasesTheClosureAtOnce() {
+    @Test(arguments: QueueMode.allCases) func cancelReleasesTheClosureAtOnce(mode: QueueMode) {
         final class Captured: Sendable {}
-        let queue = SerialQueue(label: "delayed-release-closure")
+        let queue = mode.queue(label: "delayed-release-closure")
         weak var weakCaptured: Captured?
         let handle: DelayedWork
         do {
@@ -63,8 +63,8 @@ struct SerialQueueDelayedTests {
         #expect(weakCaptured == nil, "a cancelled far-future work kept its captures alive")
     }
 
-    @Test func cancelAfterTheRunReturnsFalse() {
-        let queue = SerialQueue(label: "delayed-late-cancel")
+    @Test(arguments: QueueMode.allCases) func cancelAfterTheRunReturnsFalse(mode: QueueMode) {
+        let queue = mode.queue(label: "delayed-late-cancel")
         let done = TestSemaphore()
         let handle = queue.asyncAfter(delay: .zero) { done.signal() }
         #expect(done.wait(), "delayed work never ran")
@@ -72,8 +72,8 @@ struct SerialQueueDelayedTests {
         #expect(handle.status == .started)
     }
 
-    @Test func cancelledEntriesArePurgedFromTheHeap() {
-        let queue = SerialQueue(label: "delayed-purge")
+    @Test(arguments: QueueMode.allCases) func cancelledEntriesArePurgedFromTheHeap(mode: QueueMode) {
+        let queue = mode.queue(label: "delayed-purge")
         for _ in 0..<10_000 {
             queue.asyncAfter(delay: .seconds(3600)) {}.cancel()
         }
@@ -81,8 +81,8 @@ struct SerialQueueDelayedTests {
         #expect(queue.delayedWorkCount <= 128)
     }
 
-    @Test func releasingTheQueueCancelsDelayedWorkNotYetDue() {
-        var queue: SerialQueue? = SerialQueue(label: "delayed-release")
+    @Test(arguments: QueueMode.allCases) func releasingTheQueueCancelsDelayedWorkNotYetDue(mode: QueueMode) {
+        var queue: SerialQueue? = mode.queue(label: "delayed-release")
         let handle = queue!.asyncAfter(delay: .seconds(3600)) {}
         queue = nil
         #expect(handle.status == .cancelled)

@@ -23,8 +23,8 @@ private struct Boom: Error, Equatable {}
 
 @Suite("SerialQueue as an executor")
 struct SerialQueueExecutorTests {
-    @Test func actorMethodsRunOnTheQueuesWorker() async {
-        let queue = SerialQueue(label: "actor-queue")
+    @Test(arguments: QueueMode.allCases) func actorMethodsRunOnTheQueuesWorker(mode: QueueMode) async {
+        let queue = mode.queue(label: "actor-queue")
         let account = Account(queue: queue)
         var allOnQueue = true
         for _ in 0..<100 { allOnQueue = await account.deposit(1) && allOnQueue }
@@ -32,8 +32,8 @@ struct SerialQueueExecutorTests {
         #expect(await account.balance == 100)
     }
 
-    @Test func actorJobsAndAsyncWorkShareOneOrder() async {
-        let queue = SerialQueue(label: "actor-order")
+    @Test(arguments: QueueMode.allCases) func actorJobsAndAsyncWorkShareOneOrder(mode: QueueMode) async {
+        let queue = mode.queue(label: "actor-order")
         let account = Account(queue: queue)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<50 { group.addTask { _ = await account.deposit(2) } }
@@ -43,8 +43,8 @@ struct SerialQueueExecutorTests {
         #expect(balance == 100)
     }
 
-    @Test func checkIsolatedPassesInsideSyncBodies() {
-        let queue = SerialQueue(label: "isolated-sync")
+    @Test(arguments: QueueMode.allCases) func checkIsolatedPassesInsideSyncBodies(mode: QueueMode) {
+        let queue = mode.queue(label: "isolated-sync")
         let account = Account(queue: queue)
         // assumeIsolated asks the executor (checkIsolated / isIsolatingCurrentContext): inside a
         // sync body the caller's thread holds the queue, so the actor's state is safely reachable.
@@ -54,24 +54,24 @@ struct SerialQueueExecutorTests {
         queue.sync { queue.preconditionIsCurrent() }
     }
 
-    @Test func isIsolatingCurrentContextAnswersForTheCaller() {
-        let queue = SerialQueue(label: "isolating")
+    @Test(arguments: QueueMode.allCases) func isIsolatingCurrentContextAnswersForTheCaller(mode: QueueMode) {
+        let queue = mode.queue(label: "isolating")
         #expect(queue.isIsolatingCurrentContext() == false)
         #expect(queue.sync { queue.isIsolatingCurrentContext() } == true)
     }
 
-    @Test func taskExecutorPreferenceRunsTheTaskOnTheWorker() async {
-        let queue = SerialQueue(label: "task-executor")
+    @Test(arguments: QueueMode.allCases) func taskExecutorPreferenceRunsTheTaskOnTheWorker(mode: QueueMode) async {
+        let queue = mode.queue(label: "task-executor")
         let onQueue = await Task(executorPreference: queue) { queue.isCurrent }.value
         #expect(onQueue)
         let nested = await withTaskExecutorPreference(queue) { queue.isCurrent }
         #expect(nested)
     }
 
-    @Test func aTaskPreferringTheQueueReleasesItWhenDone() async {
+    @Test(arguments: QueueMode.allCases) func aTaskPreferringTheQueueReleasesItWhenDone(mode: QueueMode) async {
         weak var weakQueue: SerialQueue?
         do {
-            let queue = SerialQueue(label: "task-executor-release")
+            let queue = mode.queue(label: "task-executor-release")
             weakQueue = queue
             #expect(await Task(executorPreference: queue) { queue.isCurrent }.value)
         }
@@ -85,15 +85,15 @@ struct SerialQueueExecutorTests {
         #expect(released, "a task's executor preference kept the queue alive")
     }
 
-    @Test func runReturnsTheBodysValueFromTheWorker() async {
-        let queue = SerialQueue(label: "run-value")
+    @Test(arguments: QueueMode.allCases) func runReturnsTheBodysValueFromTheWorker(mode: QueueMode) async {
+        let queue = mode.queue(label: "run-value")
         let (value, onQueue) = await queue.run { (21 * 2, queue.isCurrent) }
         #expect(value == 42)
         #expect(onQueue)
     }
 
-    @Test func runRethrowsTheBodysError() async {
-        let queue = SerialQueue(label: "run-throws")
+    @Test(arguments: QueueMode.allCases) func runRethrowsTheBodysError(mode: QueueMode) async {
+        let queue = mode.queue(label: "run-throws")
         await #expect(throws: Boom()) {
             try await queue.run { () throws(Boom) -> Int in throw Boom() }
         }

@@ -8,8 +8,8 @@ import Testing
 /// bounded queue, memory after a burst, thread names.
 @Suite("SerialQueue failure paths")
 struct SerialQueueFailurePathTests {
-    @Test func shutdownHandlersRunOnceOnTheWorkerAfterTheDrainedWork() throws {
-        let queue = SerialQueue(label: "observed")
+    @Test(arguments: QueueMode.allCases) func shutdownHandlersRunOnceOnTheWorkerAfterTheDrainedWork(mode: QueueMode) throws {
+        let queue = mode.queue(label: "observed")
         let log = LockedLog()
         let gate = TestSemaphore()
         queue.async { _ = gate.wait() }
@@ -28,16 +28,16 @@ struct SerialQueueFailurePathTests {
         #expect(log.entries.count == 3)
     }
 
-    @Test func aHandlerRegisteredAfterShutdownRunsAtOnceOnTheCaller() {
-        let queue = SerialQueue(label: "late")
+    @Test(arguments: QueueMode.allCases) func aHandlerRegisteredAfterShutdownRunsAtOnceOnTheCaller(mode: QueueMode) {
+        let queue = mode.queue(label: "late")
         queue.shutdown()
         let ranOn = Atomic<UInt>(0)
         _ = queue.whenShutDown { _ in ranOn.store(CurrentThreadID.value, ordering: .relaxed) }
         #expect(ranOn.load(ordering: .relaxed) == CurrentThreadID.value)
     }
 
-    @Test func aWithdrawnHandlerNeverRuns() {
-        let queue = SerialQueue(label: "withdrawn")
+    @Test(arguments: QueueMode.allCases) func aWithdrawnHandlerNeverRuns(mode: QueueMode) {
+        let queue = mode.queue(label: "withdrawn")
         let ran = Atomic<Int>(0)
         let subscription = queue.whenShutDown { _ in ran.add(1, ordering: .relaxed) }
         subscription.cancel()
@@ -45,8 +45,8 @@ struct SerialQueueFailurePathTests {
         #expect(ran.load(ordering: .relaxed) == 0)
     }
 
-    @Test func executeAndScheduleThrowAfterShutdownAndReleaseTheWork() {
-        let queue = SerialQueue(label: "refusing")
+    @Test(arguments: QueueMode.allCases) func executeAndScheduleThrowAfterShutdownAndReleaseTheWork(mode: QueueMode) {
+        let queue = mode.queue(label: "refusing")
         queue.shutdown()
         var token: Token? = Token()
         weak let watched = token
@@ -60,17 +60,17 @@ struct SerialQueueFailurePathTests {
         #expect(watched == nil, "refused work must be released, not kept")
     }
 
-    @Test func releasingTheQueueRunsItsShutdownHandlers() {
+    @Test(arguments: QueueMode.allCases) func releasingTheQueueRunsItsShutdownHandlers(mode: QueueMode) {
         let ran = TestSemaphore()
         do {
-            let queue = SerialQueue(label: "released")
+            let queue = mode.queue(label: "released")
             _ = queue.whenShutDown { _ in ran.signal() }
         }
         #expect(ran.wait(timeout: .seconds(10)), "a released queue never told its shutdown handlers")
     }
 
-    @Test func tryAsyncOnAFullQueueThrowsFullAndKeepsTheQueuedWork() throws {
-        let queue = SerialQueue(label: "bounded", maximumQueued: 3)
+    @Test(arguments: QueueMode.allCases) func tryAsyncOnAFullQueueThrowsFullAndKeepsTheQueuedWork(mode: QueueMode) throws {
+        let queue = mode.queue(label: "bounded", maximumQueued: 3)
         let ran = Atomic<Int>(0)
         queue.suspend()
         for _ in 0..<3 { try queue.tryAsync { ran.add(1, ordering: .relaxed) } }
@@ -85,8 +85,8 @@ struct SerialQueueFailurePathTests {
         #expect(ran.load(ordering: .relaxed) == 4)
     }
 
-    @Test func asyncOnAFullQueueWaitsForRoomAndKeepsItsOrder() throws {
-        let queue = SerialQueue(label: "backpressure", maximumQueued: 2)
+    @Test(arguments: QueueMode.allCases) func asyncOnAFullQueueWaitsForRoomAndKeepsItsOrder(mode: QueueMode) throws {
+        let queue = mode.queue(label: "backpressure", maximumQueued: 2)
         let log = LockedLog()
         queue.suspend()
         queue.async { log.append("1") }
@@ -109,8 +109,8 @@ struct SerialQueueFailurePathTests {
         #expect(log.entries == ["1", "2", "3"])
     }
 
-    @Test func asyncFromTheQueuesOwnWorkIsAdmittedOverTheBound() {
-        let queue = SerialQueue(label: "own-work", maximumQueued: 1)
+    @Test(arguments: QueueMode.allCases) func asyncFromTheQueuesOwnWorkIsAdmittedOverTheBound(mode: QueueMode) {
+        let queue = mode.queue(label: "own-work", maximumQueued: 1)
         let ran = Atomic<Int>(0)
         queue.sync {
             // Waiting for room here would wait for this very body to end.
@@ -120,8 +120,8 @@ struct SerialQueueFailurePathTests {
         #expect(ran.load(ordering: .relaxed) == 5)
     }
 
-    @Test func memoryComesBackAfterABurst() {
-        let queue = SerialQueue(label: "burst")
+    @Test(arguments: QueueMode.allCases) func memoryComesBackAfterABurst(mode: QueueMode) {
+        let queue = mode.queue(label: "burst")
         queue.suspend()
         for _ in 0..<100_000 { queue.async {} }
         let grown = queue._fifoCapacity

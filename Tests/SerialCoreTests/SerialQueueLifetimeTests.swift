@@ -6,9 +6,9 @@ import Testing
 /// and create threads of their own.
 @Suite("SerialQueue lifetime")
 struct SerialQueueLifetimeTests {
-    @Test func releasingTheLastReferenceRunsEnqueuedWorkThenEndsTheThread() {
+    @Test(arguments: QueueMode.allCases) func releasingTheLastReferenceRunsEnqueuedWorkThenEndsTheThread(mode: QueueMode) {
         let ran = TestCounter()
-        var queue: SerialQueue? = SerialQueue(label: "drop-drain")
+        var queue: SerialQueue? = mode.queue(label: "drop-drain")
         for _ in 0..<1_000 { queue!.async { ran.increment() } }
         queue = nil  // joins the worker: enqueued work has run when this returns
         _ = queue
@@ -17,10 +17,10 @@ struct SerialQueueLifetimeTests {
         #expect(eventually { !currentThreadNames().contains("drop-drain") }, "a released queue kept its thread")
     }
 
-    @Test func theWorkerDoesNotRetainTheQueue() {
+    @Test(arguments: QueueMode.allCases) func theWorkerDoesNotRetainTheQueue(mode: QueueMode) {
         weak var weakQueue: SerialQueue?
         do {
-            let queue = SerialQueue(label: "weak")
+            let queue = mode.queue(label: "weak")
             weakQueue = queue
             queue.asyncAfter(delay: .seconds(3600)) {}
             queue.sync {}
@@ -28,11 +28,11 @@ struct SerialQueueLifetimeTests {
         #expect(weakQueue == nil)
     }
 
-    @Test func lastReleaseOnTheWorkerItselfDoesNotJoinItself() {
+    @Test(arguments: QueueMode.allCases) func lastReleaseOnTheWorkerItselfDoesNotJoinItself(mode: QueueMode) {
         let released = TestSemaphore()
         let ranAfter = TestCounter()
         do {
-            let queue = SerialQueue(label: "self-release")
+            let queue = mode.queue(label: "self-release")
             let gate = TestSemaphore()
             // The only remaining references end up in closures the worker runs and releases.
             queue.async { [queue] in
@@ -72,8 +72,8 @@ struct SerialQueueLifetimeTests {
         _ = queue
     }
 
-    @Test func shutdownDrainRunsPendingWorkAndEndsTheThread() {
-        let queue = SerialQueue(label: "drain-shutdown")
+    @Test(arguments: QueueMode.allCases) func shutdownDrainRunsPendingWorkAndEndsTheThread(mode: QueueMode) {
+        let queue = mode.queue(label: "drain-shutdown")
         let ran = TestCounter()
         let gate = TestSemaphore()
         queue.async { _ = gate.wait() }
@@ -88,8 +88,8 @@ struct SerialQueueLifetimeTests {
         #expect(eventually { !currentThreadNames().contains("drain-shutdown") }, "the worker outlived shutdown")
     }
 
-    @Test func shutdownCancelPendingDropsQueuedWorkAndSaysHowMuch() {
-        let queue = SerialQueue(label: "cancel")
+    @Test(arguments: QueueMode.allCases) func shutdownCancelPendingDropsQueuedWorkAndSaysHowMuch(mode: QueueMode) {
+        let queue = mode.queue(label: "cancel")
         let ran = TestCounter()
         let started = TestSemaphore()
         let gate = TestSemaphore()
@@ -99,15 +99,15 @@ struct SerialQueueLifetimeTests {
         }
         #expect(started.wait(), "first work did not start")
         for _ in 0..<50 { queue.async { ran.increment() } }
-        let releaser = SerialQueue(label: "cancel-releaser")
+        let releaser = mode.queue(label: "cancel-releaser")
         releaser.asyncAfter(delay: .milliseconds(20)) { gate.signal() }
         let report = queue.shutdown(.cancelPending)
         #expect(ran.value == 0)
         #expect(report.cancelledWork == 50)
     }
 
-    @Test func shutdownCancelPendingFromInsideWorkDropsTheRestOfTheBatch() {
-        let queue = SerialQueue(label: "cancel-inside")
+    @Test(arguments: QueueMode.allCases) func shutdownCancelPendingFromInsideWorkDropsTheRestOfTheBatch(mode: QueueMode) {
+        let queue = mode.queue(label: "cancel-inside")
         let ran = TestCounter()
         let gate = TestSemaphore()
         queue.async { _ = gate.wait() }
@@ -129,8 +129,8 @@ struct SerialQueueLifetimeTests {
         #expect(ran.value == 0, "work after a cancelling shutdown ran")
     }
 
-    @Test func shutdownWaitsForASyncBodyThatTookTheIdleQueue() {
-        let queue = SerialQueue(label: "door-shutdown")
+    @Test(arguments: QueueMode.allCases) func shutdownWaitsForASyncBodyThatTookTheIdleQueue(mode: QueueMode) {
+        let queue = mode.queue(label: "door-shutdown")
         let started = TestSemaphore()
         queue.async { started.signal() }
         #expect(started.wait(), "the worker never ran")
@@ -139,7 +139,7 @@ struct SerialQueueLifetimeTests {
         let inBody = TestSemaphore()
         let release = TestSemaphore()
         let bodyDone = TestFlag()
-        let caller = SerialQueue(label: "door-caller")
+        let caller = mode.queue(label: "door-caller")
         caller.async {
             queue.sync {
                 inBody.signal()
@@ -149,7 +149,7 @@ struct SerialQueueLifetimeTests {
         }
         #expect(inBody.wait(), "the sync body never started")
         let shutdownReturned = TestSemaphore()
-        let closer = SerialQueue(label: "door-closer")
+        let closer = mode.queue(label: "door-closer")
         closer.async {
             queue.shutdown()
             shutdownReturned.signal()
@@ -160,16 +160,16 @@ struct SerialQueueLifetimeTests {
         #expect(bodyDone.isSet)
     }
 
-    @Test func tryAsyncAfterShutdownThrowsInsteadOfDropping() {
-        let queue = SerialQueue(label: "try-async")
+    @Test(arguments: QueueMode.allCases) func tryAsyncAfterShutdownThrowsInsteadOfDropping(mode: QueueMode) {
+        let queue = mode.queue(label: "try-async")
         queue.shutdown()
         #expect(throws: SerialQueueError.shutDown(label: "try-async")) {
             try queue.tryAsync {}
         }
     }
 
-    @Test func shutdownFromTheQueuesOwnWorkDoesNotDeadlock() {
-        let queue = SerialQueue(label: "self-shutdown")
+    @Test(arguments: QueueMode.allCases) func shutdownFromTheQueuesOwnWorkDoesNotDeadlock(mode: QueueMode) {
+        let queue = mode.queue(label: "self-shutdown")
         let done = TestSemaphore()
         queue.async {
             queue.shutdown()

@@ -5,8 +5,8 @@ import Testing
 
 @Suite("SerialQueue ordering")
 struct SerialQueueOrderingTests {
-    @Test func asyncWorkRunsInSubmissionOrderOnTheWorker() throws {
-        let queue = SerialQueue(label: "order")
+    @Test(arguments: QueueMode.allCases) func asyncWorkRunsInSubmissionOrderOnTheWorker(mode: QueueMode) throws {
+        let queue = mode.queue(label: "order")
         let log = CallbackRecorder<Int>("async work")
         for value in 0..<1_000 {
             queue.async { log.record(value) }
@@ -14,8 +14,8 @@ struct SerialQueueOrderingTests {
         #expect(try log.wait(forCount: 1_000, timeout: .seconds(30)) == Array(0..<1_000))
     }
 
-    @Test func syncRunsOnCallersThreadAfterEarlierAsyncWork() {
-        let queue = SerialQueue(label: "sync-after")
+    @Test(arguments: QueueMode.allCases) func syncRunsOnCallersThreadAfterEarlierAsyncWork(mode: QueueMode) {
+        let queue = mode.queue(label: "sync-after")
         let log = LockedValue<[String]>([])
         let gate = TestSemaphore()
         queue.async {
@@ -32,8 +32,8 @@ struct SerialQueueOrderingTests {
         #expect(log.withLock { $0 } == ["async", "sync"])
     }
 
-    @Test func asyncSubmittedAfterSyncRunsAfterIt() {
-        let queue = SerialQueue(label: "after-sync")
+    @Test(arguments: QueueMode.allCases) func asyncSubmittedAfterSyncRunsAfterIt(mode: QueueMode) {
+        let queue = mode.queue(label: "after-sync")
         let log = LockedValue<[String]>([])
         let done = TestSemaphore()
         queue.sync {

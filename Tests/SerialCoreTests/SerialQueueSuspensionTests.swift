@@ -4,8 +4,8 @@ import Testing
 
 @Suite("SerialQueue suspension")
 struct SerialQueueSuspensionTests {
-    @Test func suspendedQueueRunsNothingUntilResumed() {
-        let queue = SerialQueue(label: "suspended")
+    @Test(arguments: QueueMode.allCases) func suspendedQueueRunsNothingUntilResumed(mode: QueueMode) {
+        let queue = mode.queue(label: "suspended")
         queue.suspend()
         #expect(queue.isSuspended)
         let ran = TestSemaphore()
@@ -16,8 +16,8 @@ struct SerialQueueSuspensionTests {
         #expect(ran.wait(), "work never ran after resume")
     }
 
-    @Test func suspensionsNestAndNeedAMatchingResumeEach() {
-        let queue = SerialQueue(label: "nested-suspend")
+    @Test(arguments: QueueMode.allCases) func suspensionsNestAndNeedAMatchingResumeEach(mode: QueueMode) {
+        let queue = mode.queue(label: "nested-suspend")
         queue.suspend()
         queue.suspend()
         let ran = TestSemaphore()
@@ -29,8 +29,8 @@ struct SerialQueueSuspensionTests {
         #expect(ran.wait(), "work never ran after the last resume")
     }
 
-    @Test func suspendFromInsideWorkStopsTheRestOfTheBatch() {
-        let queue = SerialQueue(label: "suspend-inside")
+    @Test(arguments: QueueMode.allCases) func suspendFromInsideWorkStopsTheRestOfTheBatch(mode: QueueMode) {
+        let queue = mode.queue(label: "suspend-inside")
         let gate = TestSemaphore()
         let suspended = TestSemaphore()
         let next = TestSemaphore()
@@ -54,8 +54,8 @@ struct SerialQueueSuspensionTests {
         #expect(log.withLock { $0 } == [1, 2])
     }
 
-    @Test func delayedWorkFallingDueWhileSuspendedRunsAfterResume() {
-        let queue = SerialQueue(label: "suspend-delayed")
+    @Test(arguments: QueueMode.allCases) func delayedWorkFallingDueWhileSuspendedRunsAfterResume(mode: QueueMode) {
+        let queue = mode.queue(label: "suspend-delayed")
         queue.suspend()
         let ran = TestSemaphore()
         queue.asyncAfter(delay: .milliseconds(5)) { ran.signal() }
@@ -64,8 +64,8 @@ struct SerialQueueSuspensionTests {
         #expect(ran.wait(), "delayed work never ran after resume")
     }
 
-    @Test func shutdownEndsASuspensionAndDrains() {
-        let queue = SerialQueue(label: "suspend-shutdown")
+    @Test(arguments: QueueMode.allCases) func shutdownEndsASuspensionAndDrains(mode: QueueMode) {
+        let queue = mode.queue(label: "suspend-shutdown")
         let ran = TestCounter()
         queue.suspend()
         for _ in 0..<10 { queue.async { ran.increment() } }

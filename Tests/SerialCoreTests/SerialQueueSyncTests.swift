@@ -11,28 +11,28 @@ private final class Counter {
 
 @Suite("SerialQueue sync")
 struct SerialQueueSyncTests {
-    @Test func syncReturnsTheBodysValue() {
-        let queue = SerialQueue(label: "sync-value")
+    @Test(arguments: QueueMode.allCases) func syncReturnsTheBodysValue(mode: QueueMode) {
+        let queue = mode.queue(label: "sync-value")
         #expect(queue.sync { 6 * 7 } == 42)
     }
 
-    @Test func syncRethrowsTheBodysError() {
-        let queue = SerialQueue(label: "sync-throws")
+    @Test(arguments: QueueMode.allCases) func syncRethrowsTheBodysError(mode: QueueMode) {
+        let queue = mode.queue(label: "sync-throws")
         #expect(throws: Failure()) { try queue.sync { throw Failure() } }
         // The queue is usable after a throwing body gave it back.
         #expect(queue.sync { 1 } == 1)
     }
 
-    @Test func syncBodiesMayMutateNonSendableState() {
-        let queue = SerialQueue(label: "sync-capture")
+    @Test(arguments: QueueMode.allCases) func syncBodiesMayMutateNonSendableState(mode: QueueMode) {
+        let queue = mode.queue(label: "sync-capture")
         let counter = Counter()
         for _ in 0..<10 { queue.sync { counter.value += 1 } }
         #expect(counter.value == 10)
     }
 
-    @Test func isCurrentIsTrueInsideSyncBodiesAndAsyncWorkOnly() {
-        let queue = SerialQueue(label: "sync-current")
-        let other = SerialQueue(label: "sync-other")
+    @Test(arguments: QueueMode.allCases) func isCurrentIsTrueInsideSyncBodiesAndAsyncWorkOnly(mode: QueueMode) {
+        let queue = mode.queue(label: "sync-current")
+        let other = mode.queue(label: "sync-other")
         #expect(!queue.isCurrent)
         #expect(queue.sync { queue.isCurrent && !other.isCurrent })
         #expect(queue.sync { other.sync { queue.isCurrent && other.isCurrent } })
@@ -47,8 +47,8 @@ struct SerialQueueSyncTests {
         #expect(!queue.isCurrent)
     }
 
-    @Test func syncOnABusyQueueWaitsForEarlierWorkAndRunsOnTheCaller() {
-        let queue = SerialQueue(label: "sync-busy")
+    @Test(arguments: QueueMode.allCases) func syncOnABusyQueueWaitsForEarlierWorkAndRunsOnTheCaller(mode: QueueMode) {
+        let queue = mode.queue(label: "sync-busy")
         let gate = TestSemaphore()
         let started = TestSemaphore()
         let log = LockedValue<[String]>([])
@@ -62,7 +62,7 @@ struct SerialQueueSyncTests {
         let caller = CurrentThreadID.value
         // Let the worker go only once this thread is (very likely) waiting its turn; order must
         // hold either way.
-        let releaser = SerialQueue(label: "releaser")
+        let releaser = mode.queue(label: "releaser")
         releaser.async { gate.signal() }
         let thread = queue.sync {
             log.withLock { $0.append("sync") }
@@ -74,8 +74,8 @@ struct SerialQueueSyncTests {
         #expect(log.withLock { $0 } == ["first", "second", "sync", "after"])
     }
 
-    @Test func asyncSubmittedInsideASyncBodyRunsWithNoFurtherSubmission() {
-        let queue = SerialQueue(label: "sync-wakeup")
+    @Test(arguments: QueueMode.allCases) func asyncSubmittedInsideASyncBodyRunsWithNoFurtherSubmission(mode: QueueMode) {
+        let queue = mode.queue(label: "sync-wakeup")
         let ran = TestSemaphore()
         queue.async { ran.signal() }
         #expect(ran.wait(), "the worker never started")
@@ -87,16 +87,16 @@ struct SerialQueueSyncTests {
         }
     }
 
-    @Test func nestedSyncAcrossDifferentQueuesWorks() {
-        let a = SerialQueue(label: "nest-a")
-        let b = SerialQueue(label: "nest-b")
-        let c = SerialQueue(label: "nest-c")
+    @Test(arguments: QueueMode.allCases) func nestedSyncAcrossDifferentQueuesWorks(mode: QueueMode) {
+        let a = mode.queue(label: "nest-a")
+        let b = mode.queue(label: "nest-b")
+        let c = mode.queue(label: "nest-c")
         #expect(a.sync { b.sync { c.sync { 3 } } } == 3)
     }
 
-    @Test func syncFromAnotherQueuesWorkWaitsItsTurn() {
-        let a = SerialQueue(label: "cross-a")
-        let b = SerialQueue(label: "cross-b")
+    @Test(arguments: QueueMode.allCases) func syncFromAnotherQueuesWorkWaitsItsTurn(mode: QueueMode) {
+        let a = mode.queue(label: "cross-a")
+        let b = mode.queue(label: "cross-b")
         let log = LockedValue<[Int]>([])
         let done = TestSemaphore()
         b.async { log.withLock { $0.append(1) } }
@@ -109,12 +109,12 @@ struct SerialQueueSyncTests {
         #expect(log.withLock { $0 } == [1, 2, 3])
     }
 
-    @Test func syncWaitsWhileSuspendedAndRunsAfterResume() {
-        let queue = SerialQueue(label: "sync-suspended")
+    @Test(arguments: QueueMode.allCases) func syncWaitsWhileSuspendedAndRunsAfterResume(mode: QueueMode) {
+        let queue = mode.queue(label: "sync-suspended")
         queue.suspend()
         let entered = TestFlag()
         let returned = TestSemaphore()
-        let caller = SerialQueue(label: "sync-caller")
+        let caller = mode.queue(label: "sync-caller")
         caller.async {
             queue.sync { entered.set() }
             returned.signal()

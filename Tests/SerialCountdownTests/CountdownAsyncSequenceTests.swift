@@ -1,5 +1,6 @@
 import SerialCore
 import SerialCountdown
+import SerialTestSupport
 import SerialTesting
 import Testing
 
@@ -79,9 +80,9 @@ import Testing
         #expect(await iterator.next() == nil)
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func sequenceFinishesWhenItsQueueDropsTheTickerAndTheManagerGoesAway() async {
-        let queue = SerialQueue(label: "cd.abandon")
+    @Test(.timeLimit(.minutes(1)), arguments: QueueMode.allCases)
+    func sequenceFinishesWhenItsQueueDropsTheTickerAndTheManagerGoesAway(mode: QueueMode) async {
+        let queue = mode.queue(label: "cd.abandon")
         // Only the armed tick on `queue` keeps this manager alive.
         var iterator = CountdownManager(interval: .seconds(60), queue: queue)
             .countdown(from: .seconds(600)).makeAsyncIterator()

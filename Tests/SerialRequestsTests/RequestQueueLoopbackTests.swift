@@ -6,11 +6,11 @@ import Testing
 
 @Suite("RequestQueue end to end against an HTTP server on loopback")
 struct RequestQueueLoopbackTests {
-    @Test func aTokenExpiringMidBurstIsRefreshedOnceAndEveryRequestSucceeds() throws {
+    @Test(arguments: QueueMode.allCases) func aTokenExpiringMidBurstIsRefreshedOnceAndEveryRequestSucceeds(mode: QueueMode) throws {
         let server = try #require(LoopbackHTTPServer(), "could not listen on 127.0.0.1")
         defer { server.stop() }
         let transport = LoopbackHTTPTransport(port: server.port)
-        let scheduler = SerialQueue(label: "http-sched")
+        let scheduler = mode.queue(label: "http-sched")
         let policy = RequestQueue<LoopbackHTTPTransport>.Policy(
             classify: { _, outcome in
                 switch outcome {

@@ -235,8 +235,8 @@ struct TimeoutManagerTests {
         #expect(manager.lateResultCount == 1)
     }
 
-    @Test func theAsyncFaceReturnsTheOutcome() async throws {
-        let queue = SerialQueue(label: "timeouts-async")
+    @Test(arguments: QueueMode.allCases) func theAsyncFaceReturnsTheOutcome(mode: QueueMode) async throws {
+        let queue = mode.queue(label: "timeouts-async")
         let manager = TimeoutManager<Int>(scheduler: queue, workerCount: 1, label: "t-async")
         let outcome = try await manager.run(timeout: .seconds(30)) { 9 }
         #expect(outcome.value == 9)

@@ -10,8 +10,8 @@ import Testing
 struct TimersRealTimeTests {
     static let margin: Duration = .milliseconds(500)
 
-    @Test func timersOnASerialQueueAreNeverEarlyAndLateByAtMostATickPlusMargin() throws {
-        let queue = SerialQueue(label: "timers-real")
+    @Test(arguments: QueueMode.allCases) func timersOnASerialQueueAreNeverEarlyAndLateByAtMostATickPlusMargin(mode: QueueMode) throws {
+        let queue = mode.queue(label: "timers-real")
         let tick: Duration = .milliseconds(2)
         let timers = TimerService(scheduler: queue, tick: tick)
         let delays: [Duration] = [.milliseconds(1), .milliseconds(7), .milliseconds(20), .milliseconds(45), .milliseconds(130)]
@@ -35,8 +35,8 @@ struct TimersRealTimeTests {
         timers.stop()
     }
 
-    @Test func aCancelledTimerDoesNotFireWhileAnotherOneDoes() {
-        let queue = SerialQueue(label: "timers-cancel")
+    @Test(arguments: QueueMode.allCases) func aCancelledTimerDoesNotFireWhileAnotherOneDoes(mode: QueueMode) {
+        let queue = mode.queue(label: "timers-cancel")
         let timers = TimerService(scheduler: queue)
         let fired = TestCounter()
         let done = TestSemaphore()
@@ -47,8 +47,8 @@ struct TimersRealTimeTests {
         #expect(fired.value == 0)
     }
 
-    @Test func blockingOperationsOnWorkerQueuesFinishOrTimeOut() {
-        let callbacks = SerialQueue(label: "timeouts-cb")
+    @Test(arguments: QueueMode.allCases) func blockingOperationsOnWorkerQueuesFinishOrTimeOut(mode: QueueMode) {
+        let callbacks = mode.queue(label: "timeouts-cb")
         let manager = TimeoutManager<String>(scheduler: callbacks, workerCount: 2, label: "to-real")
         let done = TestSemaphore()
         let outcomes = LockedValue<[String: String]>([:])

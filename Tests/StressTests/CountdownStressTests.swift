@@ -38,12 +38,12 @@ import Testing
         }
     }
 
-    @Test func thousandsOfReceiversFromManyThreadsEachEndExactlyOnce() {
+    @Test(.serialized, arguments: QueueMode.allCases) func thousandsOfReceiversFromManyThreadsEachEndExactlyOnce(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let threads = 6
         let receiversPerThread = 500
         let operations = StressConfiguration.iterations(1_500)
-        let queue = SerialQueue(label: "stress.countdown")
+        let queue = mode.queue(label: "stress.countdown")
         let manager = CountdownManager(interval: .milliseconds(1), queue: queue)
         let tracker = Tracker()
         let threadFailures = LockedValue<[String]>([])

@@ -125,18 +125,18 @@ struct PollingStressTests {
 
     // Async: its pollers' async queries need Swift concurrency's pool, so its long waits happen
     // off the pool (two blocked cooperative threads would stall every query on 2 cores).
-    @Test func manyPollersOnFewQueuesEachEndExactlyOnce() async {
+    @Test(.serialized, arguments: QueueMode.allCases) func manyPollersOnFewQueuesEachEndExactlyOnce(mode: QueueMode) async {
         let seed = StressConfiguration.seed()
         let perThread = StressConfiguration.iterations(100)
         let total = Self.threads * perThread
-        let pollQueues = (0..<3).map { SerialQueue(label: "poll-\($0)") }
-        let servers = (0..<2).map { SerialQueue(label: "server-\($0)") }
-        let canceller = SerialQueue(label: "canceller")
+        let pollQueues = (0..<3).map { mode.queue(label: "poll-\($0)") }
+        let servers = (0..<2).map { mode.queue(label: "server-\($0)") }
+        let canceller = mode.queue(label: "canceller")
         let probes = LockedValue<[(probe: PollProbe, job: StressJob)]>([])
         let pollers = LockedValue<[Poller<Int>]>([])
         let ended = TestSemaphore()
 
-        await withWatchdog(timeout: .seconds(120), "polling stress stalled, seed \(seed)") {
+        await withWatchdog(timeout: .seconds(120), "polling stress stalled (\(mode)), seed \(seed)") {
             await runThreads(Self.threads) { thread in
                 var random = SeededRandom(seed: seed &+ UInt64(thread) &* 7919)
                 for index in 0..<perThread {
@@ -218,10 +218,10 @@ struct PollingStressTests {
         #expect(kinds.keys.count >= 3, "outcomes \(kinds), seed \(seed)")
     }
 
-    @Test func cancelRacingAnInlineAnswerLeavesExactlyOneOutcome() {
+    @Test(.serialized, arguments: QueueMode.allCases) func cancelRacingAnInlineAnswerLeavesExactlyOneOutcome(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let rounds = StressConfiguration.iterations(300)
-        let queue = SerialQueue(label: "poll-race")
+        let queue = mode.queue(label: "poll-race")
         let mismatches = TestCounter()
         let doubles = TestCounter()
         withWatchdog(timeout: .seconds(120), "cancel/answer race stalled, seed \(seed)") {

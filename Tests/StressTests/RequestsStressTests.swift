@@ -8,12 +8,12 @@ import Testing
 /// than cores. Seeded (STRESS_SEED), bounded (STRESS_SCALE), every wait with a timeout.
 @Suite("RequestQueue stress on real queues")
 struct RequestsStressTests {
-    @Test func racingSubmittersCancellersAndExpiriesGiveExactlyOneCompletionEach() {
+    @Test(.serialized, arguments: QueueMode.allCases) func racingSubmittersCancellersAndExpiriesGiveExactlyOneCompletionEach(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let threads = 8
         let perThread = StressConfiguration.iterations(400)
         let total = threads * perThread
-        let rig = StressRig(maximumConcurrent: 6)
+        let rig = StressRig(maximumConcurrent: 6, mode: mode)
         let tracker = CompletionTracker(total: total)
         let expiries = Atomic<Int>(0)
 
@@ -44,12 +44,12 @@ struct RequestsStressTests {
         #expect(expiries.load(ordering: .relaxed) > 0)
     }
 
-    @Test func shutdownRacingSubmittersEndsEveryRequestExactlyOnce() {
+    @Test(.serialized, arguments: QueueMode.allCases) func shutdownRacingSubmittersEndsEveryRequestExactlyOnce(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let threads = 6
         let perThread = StressConfiguration.iterations(300)
         let total = threads * perThread
-        let rig = StressRig(maximumConcurrent: 4)
+        let rig = StressRig(maximumConcurrent: 4, mode: mode)
         let tracker = CompletionTracker(total: total)
 
         runThreads(threads + 1) { thread in
@@ -92,7 +92,7 @@ struct RequestsSchedulerShutdownStressTests {
                 let mode: ShutdownMode = random.next() % 2 == 0 ? .drain : .cancelPending
                 let shutAfter = Int(random.next() % UInt64(total))
                 let roundSeed = random.next()
-                let rig = StressRig(maximumConcurrent: 4)
+                let rig = StressRig(maximumConcurrent: 4, mode: .dedicated)
                 let tracker = CompletionTracker(total: total)
                 let submitted = Atomic<Int>(0)
                 runThreads(threads + 1) { thread in
@@ -162,12 +162,13 @@ private final class CompletionTracker: Sendable {
 
 /// The queue, its scheduler and the server, with an orderly stop.
 private final class StressRig: Sendable {
-    let scheduler = SerialQueue(label: "req-sched")
+    let scheduler: SerialQueue
     let server: StressServer
     let queue: RequestQueue<StressServer>
 
-    init(maximumConcurrent: Int) {
-        self.server = StressServer()
+    init(maximumConcurrent: Int, mode: QueueMode) {
+        self.scheduler = mode.queue(label: "req-sched")
+        self.server = StressServer(mode: mode)
         let server = self.server
         let policy = RequestQueue<StressServer>.Policy(
             classify: { _, outcome in
@@ -240,7 +241,11 @@ private final class StressServer: RequestTransport, Sendable {
     typealias Response = Answer
     typealias Credential = Int
 
-    let answerQueues = (0..<3).map { SerialQueue(label: "req-srv-\($0)") }
+    let answerQueues: [SerialQueue]
+
+    init(mode: QueueMode) {
+        self.answerQueues = (0..<3).map { mode.queue(label: "req-srv-\($0)") }
+    }
     let validToken = Atomic<Int>(0)
     let issued = Atomic<Int>(0)
     let sendCounter = Atomic<Int>(0)

@@ -32,10 +32,10 @@ private final class OwnerCheck: Sendable {
 struct SerialQueueStressTests {
     static let producers = 6  // three times the cores
 
-    @Test func manyProducersMixingSyncAndAsyncKeepOneOrderAndOneOwner() {
+    @Test(.serialized, arguments: QueueMode.allCases) func manyProducersMixingSyncAndAsyncKeepOneOrderAndOneOwner(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perProducer = StressConfiguration.iterations(5_000)
-        let queue = SerialQueue(label: "stress-mix")
+        let queue = mode.queue(label: "stress-mix")
         let log = Unguarded<[Int: [Int]]>([:])
         let owner = OwnerCheck()
         withWatchdog(timeout: .seconds(120), "mixed sync/async producers stalled, seed \(seed)") {
@@ -58,10 +58,10 @@ struct SerialQueueStressTests {
         }
     }
 
-    @Test func asyncThenSyncRoundsNeverLoseAWakeUp() {
+    @Test(.serialized, arguments: QueueMode.allCases) func asyncThenSyncRoundsNeverLoseAWakeUp(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let rounds = StressConfiguration.iterations(5_000)
-        let queue = SerialQueue(label: "stress-rounds")
+        let queue = mode.queue(label: "stress-rounds")
         let counter = Unguarded(0)
         let stale = TestCounter()
         let lost = TestCounter()
@@ -91,7 +91,7 @@ struct SerialQueueStressTests {
         #expect(queue.sync { counter.value } == Self.producers * rounds, "async work lost, seed \(seed)")
     }
 
-    @Test func queuesCreatedAndDroppedInALoopLeaveNoThread() {
+    @Test(.serialized, arguments: QueueMode.allCases) func queuesCreatedAndDroppedInALoopLeaveNoThread(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perThread = StressConfiguration.iterations(150)
         let ran = TestCounter()
@@ -100,7 +100,7 @@ struct SerialQueueStressTests {
             runThreads(4) { thread in
                 var random = SeededRandom(seed: seed &+ UInt64(thread))
                 for _ in 0..<perThread {
-                    let queue = SerialQueue(label: "churn-\(thread)")
+                    let queue = mode.queue(label: "churn-\(thread)")
                     let works = Int(random.next() % 20)
                     for _ in 0..<works { queue.async { ran.increment() } }
                     expected.increment(by: works)
@@ -122,7 +122,7 @@ struct SerialQueueStressTests {
         #expect(ran.value <= expected.value, "work ran that was never enqueued, seed \(seed)")
     }
 
-    @Test func releasingWhileWorkIsPendingRunsAllOfIt() {
+    @Test(.serialized, arguments: QueueMode.allCases) func releasingWhileWorkIsPendingRunsAllOfIt(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let queues = StressConfiguration.iterations(40)
         let ran = TestCounter()
@@ -130,7 +130,7 @@ struct SerialQueueStressTests {
             var random = SeededRandom(seed: seed)
             var total = 0
             for index in 0..<queues {
-                var queue: SerialQueue? = SerialQueue(label: "pending-\(index)")
+                var queue: SerialQueue? = mode.queue(label: "pending-\(index)")
                 let works = 100 + Int(random.next() % 400)
                 total += works
                 do {
@@ -147,10 +147,10 @@ struct SerialQueueStressTests {
         }
     }
 
-    @Test func suspendAndResumeUnderLoadKeepOrderAndLoseNothing() {
+    @Test(.serialized, arguments: QueueMode.allCases) func suspendAndResumeUnderLoadKeepOrderAndLoseNothing(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perProducer = StressConfiguration.iterations(5_000)
-        let queue = SerialQueue(label: "stress-suspend")
+        let queue = mode.queue(label: "stress-suspend")
         let log = Unguarded<[Int: [Int]]>([:])
         let producersDone = TestCounter()
         withWatchdog(timeout: .seconds(120), "suspend/resume under load stalled, seed \(seed)") {
@@ -179,11 +179,11 @@ struct SerialQueueStressTests {
         }
     }
 
-    @Test func nestedSyncAcrossQueuesUnderLoadNeverDeadlocks() {
+    @Test(.serialized, arguments: QueueMode.allCases) func nestedSyncAcrossQueuesUnderLoadNeverDeadlocks(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let rounds = StressConfiguration.iterations(5_000)
-        let a = SerialQueue(label: "nest-a")
-        let b = SerialQueue(label: "nest-b")
+        let a = mode.queue(label: "nest-a")
+        let b = mode.queue(label: "nest-b")
         let both = Unguarded(0)
         withWatchdog(timeout: .seconds(120), "nested sync stalled, seed \(seed)") {
             runThreads(Self.producers) { thread in
@@ -203,10 +203,10 @@ struct SerialQueueStressTests {
         #expect(total == Self.producers * rounds, "nested work lost, seed \(seed)")
     }
 
-    @Test func delayedWorkRunsOrIsCancelledExactlyOnce() {
+    @Test(.serialized, arguments: QueueMode.allCases) func delayedWorkRunsOrIsCancelledExactlyOnce(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perThread = StressConfiguration.iterations(5_000)
-        let queue = SerialQueue(label: "stress-delayed")
+        let queue = mode.queue(label: "stress-delayed")
         let ran = TestCounter()
         let cancelled = TestCounter()
         withWatchdog(timeout: .seconds(120), "delayed work stalled, seed \(seed)") {
@@ -245,10 +245,10 @@ private actor Tally {
 }
 
 extension SerialQueueStressTests {
-    @Test func actorsSharingAQueueUnderLoadRunEveryJobOnIt() async {
+    @Test(.serialized, arguments: QueueMode.allCases) func actorsSharingAQueueUnderLoadRunEveryJobOnIt(mode: QueueMode) async {
         let seed = StressConfiguration.seed()
         let tasks = StressConfiguration.iterations(200)
-        let queues = [SerialQueue(label: "actors-1"), SerialQueue(label: "actors-2")]
+        let queues = [mode.queue(label: "actors-1"), mode.queue(label: "actors-2")]
         let tallies = (0..<6).map { Tally(queue: queues[$0 % 2]) }
         // Plain async work and sync bodies interleave with the actors' jobs on the same queues.
         let noise = TestCounter()

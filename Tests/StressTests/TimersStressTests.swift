@@ -33,10 +33,10 @@ struct TimersStressTests {
         }
     }
 
-    @Test func scheduleAndCancelFromManyThreadsWhileTimersFireEachTimerEndsExactlyOnce() {
+    @Test(.serialized, arguments: QueueMode.allCases) func scheduleAndCancelFromManyThreadsWhileTimersFireEachTimerEndsExactlyOnce(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perThread = StressConfiguration.iterations(3_000)
-        let queue = SerialQueue(label: "stress-timers")
+        let queue = mode.queue(label: "stress-timers")
         let timers = TimerService(scheduler: queue, tick: .microseconds(200), callbacksPerTurn: 64)
         let tally = Tally(count: Self.threads * perThread)
         let scheduled = TestCounter()
@@ -80,10 +80,10 @@ struct TimersStressTests {
         #expect(tally.early.value == 0, "seed \(seed): \(tally.early.value) timers fired before their deadline")
     }
 
-    @Test func stopRacingScheduleCancelAndFiringAccountsForEveryTimer() {
+    @Test(.serialized, arguments: QueueMode.allCases) func stopRacingScheduleCancelAndFiringAccountsForEveryTimer(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perThread = StressConfiguration.iterations(2_000)
-        let queue = SerialQueue(label: "stress-stop")
+        let queue = mode.queue(label: "stress-stop")
         let timers = TimerService(scheduler: queue, tick: .microseconds(100), callbacksPerTurn: 16)
         let tally = Tally(count: Self.threads * perThread)
         let accepted = TestCounter()
@@ -129,11 +129,11 @@ struct TimersStressTests {
         #expect(wrong.isEmpty, "seed \(seed): timers fired or were cancelled twice: \(wrong.prefix(10))")
     }
 
-    @Test func timeoutTasksRacingTheirResultsGetExactlyOneOutcomePerCaller() {
+    @Test(.serialized, arguments: QueueMode.allCases) func timeoutTasksRacingTheirResultsGetExactlyOneOutcomePerCaller(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perThread = StressConfiguration.iterations(1_500)
-        let callbacks = SerialQueue(label: "stress-to-cb")
-        let reporters = (0..<2).map { SerialQueue(label: "stress-rep-\($0)") }
+        let callbacks = mode.queue(label: "stress-to-cb")
+        let reporters = (0..<2).map { mode.queue(label: "stress-rep-\($0)") }
         let manager = TimeoutManager<Int>(scheduler: callbacks, workerCount: 2, label: "stress-to", tick: .microseconds(200))
         let outcomes = LockedValue<[UInt8]>(Array(repeating: 0, count: Self.threads * perThread))
         let timedOut = TestCounter()

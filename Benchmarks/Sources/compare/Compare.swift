@@ -16,7 +16,7 @@ enum Compare {
           --repetitions N   repetitions per figure (default 5); the median is reported. Below 5 only
                             for profiling (e.g. under valgrind): the table then says so
           --only rows       run only these rows (comma separated), e.g. --only async_1p,pingpong_p50
-          --peers peers     measure only these columns: serial, dispatch, nio (default all)
+          --peers peers     measure only these columns: serial, pooled, dispatch, nio (default all)
         """
 
     static func main(arguments: [String]) {
@@ -56,15 +56,20 @@ enum Compare {
                     fail("unknown row(s) \(unknown.sorted()); rows are \(RowPlan.order.joined(separator: ", "))")
                 }
             case "--peers":
-                guard let value = rest.popFirst() else { fail("--peers needs a comma-separated list: serial,dispatch,nio") }
+                guard let value = rest.popFirst() else { fail("--peers needs a comma-separated list: serial,pooled,dispatch,nio") }
                 var peers = Set<Column>()
                 for name in value.split(separator: ",") {
                     guard let column = Column(rawValue: String(name)) else {
-                        fail("unknown peer \"\(name)\"; peers are serial, dispatch, nio")
+                        fail("unknown peer \"\(name)\"; peers are serial, pooled, dispatch, nio")
                     }
                     peers.insert(column)
                 }
                 Runner.selectedPeers = peers
+            case "--pooled-memory":
+                // Internal: the child process of queues_10k's memory figure; prints MiB on stdout.
+                guard let value = rest.popFirst().flatMap({ Int($0) }), value >= 1 else { fail("--pooled-memory needs a count") }
+                print(PoolRows.pooledMemory(count: value))
+                exit(0)
             case "-h", "--help":
                 print(usage)
                 exit(0)

@@ -25,6 +25,9 @@ final class CurrentQueueStack {
     let turnGranted = PthreadCondition()
     /// Set (under the granting queue's mutex) when the worker hands this thread the queue.
     @exclusivity(unchecked) var isTurnGranted = false
+    /// Set on a `WorkerPool` thread for its whole life: blocking waits tell the pool (so it can
+    /// keep its width), and queues made runnable by this thread's work may run next on it.
+    @exclusivity(unchecked) var poolWorker: PoolWorker?  // this thread only
     /// The kernel's id of the thread this stack belongs to, for messages and reports.
     let systemThreadID = CurrentThread.systemID
 

@@ -5,6 +5,8 @@ import Synchronization
 /// last `SerialQueue` reference is what ends the worker.
 final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by `mutex`
     let label: String
+    /// The pool whose threads run this queue's work; `nil` for a queue with its own worker thread.
+    let pool: PoolCore?
     /// The most `async` items that may wait for the worker (`Int.max`: no bound).
     let maximumQueued: Int
     let mutex = PthreadMutex()
@@ -15,7 +17,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// Broadcast when the worker takes the FIFO while producers wait for room (`maximumQueued`).
     let roomAvailable = PthreadCondition()
     // Guarded by `mutex`; runtime exclusivity checks on this hot path cost more than the lock.
-    @exclusivity(unchecked) var state = QueueState()
+    @exclusivity(unchecked) var state: QueueState
     /// Set by `suspend` and `shutdown(.cancelPending)` so the worker stops a batch midway;
     /// read without the lock once per item (a relaxed load), re-checked under the lock.
     let interrupted = Atomic<Bool>(false)
@@ -45,9 +47,16 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         static let heldAndRecorded: UInt8 = 3
     }
 
-    init(label: String, maximumQueued: Int) {
+    init(label: String, maximumQueued: Int, pool: PoolCore? = nil) {
         self.label = label
         self.maximumQueued = maximumQueued
+        self.pool = pool
+        if pool != nil {
+            self.state = QueueState(pooledWithInitialCapacity: PoolCore.initialQueueCapacity)
+            self.openFastPathIfIdle()  // idle from the start: the first sync takes the door
+        } else {
+            self.state = QueueState()
+        }
     }
 
     // MARK: The lock and the door
@@ -100,7 +109,9 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     func perform(_ action: QueueState.WakeAction) {
         switch action {
         case .none: return
-        case .wakeWorker: self.workAvailable.signal()
+        case .wakeWorker:
+            // Pooled: "wake the worker" means "put the queue in its pool's run queue".
+            if let pool = self.pool { pool.makeRunnable(self) } else { self.workAvailable.signal() }
         case .nudgeSpinningWorker: self.spinningWorkerNudged.store(true, ordering: .releasing)
         }
     }
@@ -160,10 +171,13 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     private func waitForRoom() {
         guard !self.isCurrent else { return }
         self.state.beginWaitingForRoom()
+        let poolWorker = CurrentQueueStack.current.poolWorker
+        poolWorker?.beginBlocking()
         while self.state.isAccepting && self.state.fifo.count >= self.maximumQueued {
             self.roomAvailable.wait(releasing: self.mutex)
             self.closeFastPath()
         }
+        poolWorker?.endBlocking()
         self.state.endWaitingForRoom()
     }
 
@@ -226,10 +240,13 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         // under this queue's lock: the watchdog never takes a queue's lock while holding its own.
         self.state.takeArmedWatchdog()?.queueBecameBusy()
         SyncWaitGraph.beginWaiting(stack, for: self)
+        // A pool thread that blocks here gets a stand-in, so the pool keeps its width.
+        stack.poolWorker?.beginBlocking()
         while !stack.isTurnGranted {
             stack.turnGranted.wait(releasing: self.mutex)
         }
         self.unlockState()
+        stack.poolWorker?.endBlocking()
         SyncWaitGraph.endWaiting(stack)
     }
 
@@ -319,7 +336,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// on this (the worker) thread. Called and returns with the mutex held.
     ///
     /// - Returns: Whether handlers ran (the caller looks at the state again).
-    private func runShutdownHandlers() -> Bool {
+    func runShutdownHandlers() -> Bool {
         guard !self.state.shutdownHandlers.isFired else { return false }
         let handlers = self.state.takeShutdownHandlers()
         guard !handlers.isEmpty else { return false }
@@ -383,12 +400,15 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     }
 
     /// Runs a batch outside the lock. Each closure is released right after it ran, outside the lock.
-    private func run(_ batch: inout RingBuffer<QueueWork>) {
+    ///
+    /// - Returns: Whether a pooled queue was handed to a `sync` caller (the turn is over).
+    @discardableResult
+    func run(_ batch: inout RingBuffer<QueueWork>) -> Bool {
         while let work = batch.popFirst() {
             if self.interrupted.load(ordering: .relaxed) {
                 batch.prepend(work)
                 self.returnUnrun(&batch)
-                return
+                return false
             }
             switch work {
             case .closure(let work):
@@ -402,11 +422,16 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             case .syncTurn(let waiter):
                 // Counted as it starts: the caller may read the figures as soon as its body returns.
                 self.progress.itemRan()
+                if self.pool != nil {
+                    self.handOffReleasingThePoolThread(to: waiter.takeUnretainedValue(), rest: &batch)
+                    return true
+                }
                 self.handOff(to: waiter.takeUnretainedValue())
                 continue
             }
             self.progress.itemRan()
         }
+        return false
     }
 
     /// Suspension or a cancelling shutdown arrived mid-batch: the rest goes back to the front.

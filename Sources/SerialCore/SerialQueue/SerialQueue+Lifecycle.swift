@@ -36,18 +36,7 @@ extension SerialQueue {
     ///   so far: the rest of the worker's current batch is dropped after the call returns.
     @discardableResult
     public func shutdown(_ mode: ShutdownMode = .drain) -> ShutdownReport {
-        let core = self.core
-        core.lockState()
-        guard let action = core.state.shutDown(mode) else {
-            core.unlockState()
-            self.waitForWorkerExit()
-            return self.shutdownReport()
-        }
-        if mode == .cancelPending { core.interrupted.store(true, ordering: .relaxed) }
-        core.unlockState()
-        core.perform(action.wake)
-        if action.wakeRoomWaiters { core.roomAvailable.broadcast() }  // they find it shut down
-        core.discard(action.dropped, delayed: action.cancelledDelayed)
+        self.core.beginShutdown(mode)
         self.waitForWorkerExit()
         // Read after the worker exited: it may have dropped the rest of a batch it was running.
         return self.shutdownReport()
@@ -71,12 +60,16 @@ extension SerialQueue {
         guard !self.isCurrent else { return }
         let core = self.core
         core.mutex.lock()
+        // On a pool thread, a stand-in runs the pool's queues (this one too) while this waits.
+        let poolWorker = core.state.phase == .exited ? nil : CurrentQueueStack.current.poolWorker
+        poolWorker?.beginBlocking()
         while core.state.phase != .exited {
             core.workerExited.wait(releasing: core.mutex)
         }
+        poolWorker?.endBlocking()
         let mustJoin = core.state.claimThread()
         core.unlockState()
-        if mustJoin { self.thread.join() }
+        if mustJoin { self.thread?.join() }
     }
 
     /// The last reference is gone: let the worker drain and exit, and reclaim its thread.
@@ -94,11 +87,34 @@ extension SerialQueue {
         core.perform(action)
         core.discard([], delayed: cancelledDelayed)
         guard mustReclaim else { return }
-        if self.thread.isCurrent {
-            // Released by its own work: the worker cannot join itself; it exits once drained.
-            self.thread.detach()
-        } else {
-            self.thread.join()
+        guard let thread = self.thread else {
+            // Pooled: as with a thread of its own, the release waits until the queue has drained
+            // on the pool, unless it happens inside this queue's own turn.
+            self.waitForWorkerExit()
+            return
         }
+        if thread.isCurrent {
+            // Released by its own work: the worker cannot join itself; it exits once drained.
+            thread.detach()
+        } else {
+            thread.join()
+        }
+    }
+}
+
+extension QueueCore {
+    /// Stops accepting work and, per `mode`, drops what may be dropped; the worker (or the
+    /// pool) drains the rest and exits. Does not wait. Nothing happens if already shut down.
+    func beginShutdown(_ mode: ShutdownMode) {
+        self.lockState()
+        guard let action = self.state.shutDown(mode) else {
+            self.unlockState()
+            return
+        }
+        if mode == .cancelPending { self.interrupted.store(true, ordering: .relaxed) }
+        self.unlockState()
+        self.perform(action.wake)
+        if action.wakeRoomWaiters { self.roomAvailable.broadcast() }  // they find it shut down
+        self.discard(action.dropped, delayed: action.cancelledDelayed)
     }
 }

@@ -206,7 +206,7 @@ struct QueueState {
         assert(batch.isEmpty, "internal inconsistency: the worker's spare ring is not empty")
         self.owner = .worker
         swap(&self.fifo, &batch)
-        self.counters.batchTaken()
+        self.counters.batchTaken(remaining: 0)
         self.checkInvariants()
         return true
     }
@@ -288,8 +288,64 @@ extension QueueState {
     }
 
     /// The worker goes to sleep: give back what a burst made the FIFO grow to.
-    mutating func shrinkFIFOIfOversized() -> Int {
-        self.fifo.shrinkIfOversized(forRecentCount: 0)
+    mutating func shrinkFIFOIfOversized(floor: Int = 256) -> Int {
+        self.fifo.shrinkIfOversized(forRecentCount: 0, floor: floor)
+    }
+}
+
+// MARK: Pooled turns (see QueueCore+Pooled.swift)
+//
+// In pooled mode the same fields mean: `phase == .sleeping` with `wakePending` — the queue
+// waits in its pool's run queue; `.sleeping` without — idle, on no pool thread; `.running` —
+// a pool thread runs a turn; `.awaitingSyncReturn` — the turn handed the queue to a `sync`
+// caller and its thread left. `owner == .worker` is the pool thread running the turn.
+
+extension QueueState {
+    /// A fresh idle pooled queue, whose FIFO starts with room for `initialCapacity` items
+    /// (pooled queues start small: many of them may exist at once).
+    init(pooledWithInitialCapacity initialCapacity: Int) {
+        self.fifo = RingBuffer(initialCapacity: initialCapacity)
+        self.phase = .sleeping  // no turn runs or is queued until work arrives
+    }
+
+    /// A pool thread starts a turn: the queue left the run queue, or a `sync` caller it was
+    /// handed to has returned it.
+    mutating func beginPooledTurn() {
+        if self.phase == .awaitingSyncReturn {
+            assert(self.owner == .worker, "internal inconsistency: a sync return without the queue: \(self)")
+            self.phase = .running
+            self.owner = .none
+        } else {
+            assert(self.wakePending, "internal inconsistency: a pooled turn began without being scheduled: \(self)")
+            self.phase = .running
+            self.wakePending = false
+        }
+    }
+
+    /// Whether a pooled turn could take a batch now.
+    var hasRunnableWork: Bool { self.owner == .none && !self.isSuspended && !self.fifo.isEmpty }
+
+    /// Like `takeBatch(into:)`, but moves at most `limit` items from the front of the FIFO, so
+    /// one busy queue cannot hold a pool thread for long.
+    mutating func takeBatch(into batch: inout RingBuffer<QueueWork>, limit: Int) -> Bool {
+        guard self.owner == .none, !self.isSuspended, !self.fifo.isEmpty else { return false }
+        assert(batch.isEmpty, "internal inconsistency: the pool thread's batch ring is not empty")
+        self.owner = .worker
+        var taken = 0
+        while taken < limit, let work = self.fifo.popFirst() {
+            batch.append(work)
+            taken += 1
+        }
+        self.counters.batchTaken(remaining: self.fifo.count)
+        self.checkInvariants()
+        return true
+    }
+
+    /// The turn ends with work left: the queue goes back to the tail of the pool's run queue.
+    mutating func requeuePooledTurn() {
+        assert(self.hasRunnableWork, "internal inconsistency: requeued with nothing to run: \(self)")
+        self.phase = .sleeping
+        self.wakePending = true
     }
 }
 

@@ -23,7 +23,10 @@ public final class SerialQueue: Sendable {
     /// The name given at creation; it names the worker thread (first 15 bytes) and every trap.
     public let label: String
     let core: QueueCore
-    let thread: WorkerThread
+    /// The queue's own worker thread; `nil` for a queue on a `WorkerPool`.
+    let thread: WorkerThread?
+    /// The pool whose threads run this queue's work (kept alive by the queue); `nil` when it has its own.
+    let pool: WorkerPool?
 
     /// Creates a queue and starts its worker thread, named from `label` (Linux keeps 15 bytes;
     /// an empty label names it "SerialQueue").
@@ -62,6 +65,15 @@ public final class SerialQueue: Sendable {
         }
         self.label = label
         self.core = core
+        self.pool = nil
+    }
+
+    /// A queue that runs on `pool` (see `SerialQueue+Pooled.swift`).
+    init(label: String, core: QueueCore, pool: WorkerPool) {
+        self.label = label
+        self.core = core
+        self.thread = nil
+        self.pool = pool
     }
 
     deinit {

@@ -29,13 +29,15 @@ struct QueueCounters {
         self.syncBodiesLeft &+= 1
     }
 
-    /// The worker took the whole FIFO as a batch: its oldest item's wait is over.
+    /// A batch was taken from the front of the FIFO, leaving `remaining` items: its oldest
+    /// item's wait is over. Items left behind (a pooled turn takes at most a few dozen) wait
+    /// from now on: a lower bound for them, so the watchdog never reports a wait too early.
     @inline(__always)
-    mutating func batchTaken() {
+    mutating func batchTaken(remaining: Int) {
         guard self.oldestEnteredAt != 0 else { return }
         let now = ClockReads.monotonicNanoseconds()
         self.waitTime.record(nanoseconds: now > self.oldestEnteredAt ? now - self.oldestEnteredAt : 0)
-        self.oldestEnteredAt = 0
+        self.oldestEnteredAt = remaining > 0 ? now : 0
     }
 
     /// Items put back at the front of the FIFO (a batch interrupted midway) wait again from now.

@@ -6,7 +6,7 @@ struct Machine {
 }
 
 enum Output {
-    /// Exactly one JSON object: `{"rows":[{"name":…,"unit":…,"serial":x,"dispatch":y,"nio":z},…]}`,
+    /// Exactly one JSON object: `{"rows":[{"name":…,"unit":…,"serial":x,"pooled":w,"dispatch":y,"nio":z},…]}`,
     /// a column absent when that peer has no equivalent (or could not be measured). Each row
     /// also carries `counts` (operations per repetition per column) and `notes` when it has any;
     /// the object carries `cores` and `repetitions`.
@@ -30,11 +30,14 @@ enum Output {
 
     /// A fixed-width table of medians, serial/peer ratios and the goals, then the notes.
     static func table(_ rows: [Row], machine: Machine) -> String {
-        let header = ["row", "unit", "serial", "dispatch", "nio", "s/dispatch", "s/nio", "goal", "ops per rep"]
+        let header = [
+            "row", "unit", "serial", "pooled", "dispatch", "nio", "s/dispatch", "s/nio", "p/dispatch", "goal", "ops per rep",
+        ]
         var lines: [[String]] = [header]
         for row in rows {
             let value = { (column: Column) in row.values[column].map(formatNumber) ?? "—" }
             let ratio = { (column: Column) in row.ratio(to: column).map(formatNumber) ?? "—" }
+            let pooledRatio = row.ratio(of: .pooled, to: .dispatch).map(formatNumber) ?? "—"
             let goals = row.goals.map { goal -> String in
                 let mark = goal.isMet(by: row).map { $0 ? "✓" : "✗" } ?? "?"
                 return "\(goal.description) \(mark)"
@@ -43,8 +46,8 @@ enum Output {
                 row.values[column] == nil ? nil : row.counts[column].map { "\(column.rawValue.prefix(1)):\(formatCount($0))" }
             }
             lines.append([
-                row.name, row.unit, value(.serial), value(.dispatch), value(.nio), ratio(.dispatch), ratio(.nio),
-                goals.joined(separator: ", "), counts.joined(separator: " "),
+                row.name, row.unit, value(.serial), value(.pooled), value(.dispatch), value(.nio), ratio(.dispatch),
+                ratio(.nio), pooledRatio, goals.joined(separator: ", "), counts.joined(separator: " "),
             ])
         }
         var widths = Array(repeating: 0, count: header.count)
@@ -61,15 +64,16 @@ enum Output {
             let cells = line.enumerated().map { index, cell in
                 let padding = String(repeating: " ", count: widths[index] - cell.count)
                 // Names left-aligned, figures right-aligned.
-                return index < 2 || index >= 7 ? cell + padding : padding + cell
+                return index < 2 || index >= 9 ? cell + padding : padding + cell
             }
             text += cells.joined(separator: "  ").trimmingTrailingSpaces() + "\n"
             if number == 0 { text += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n" }
         }
         let notes = rows.flatMap { row in row.notes.map { "  \(row.name): \($0)" } }
         if !notes.isEmpty { text += "\nnotes:\n" + notes.joined(separator: "\n") + "\n" }
-        text += "\ns/dispatch, s/nio: serial ÷ peer. Every row is a cost: lower is better, a ratio below 1 favours serial.\n"
-        text += "ops per rep: operations each column measured per repetition (s serial, d dispatch, n nio).\n"
+        text += "\ns/dispatch, s/nio: serial ÷ peer; p/dispatch: pooled ÷ dispatch. Every row is a cost: lower is "
+            + "better, a ratio below 1 favours this library.\n"
+        text += "ops per rep: operations each column measured per repetition (s serial, p pooled, d dispatch, n nio).\n"
         return text
     }
 

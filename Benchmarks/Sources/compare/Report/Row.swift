@@ -1,6 +1,8 @@
 /// A column of the comparison: one executor.
 enum Column: String, CaseIterable, Sendable, CustomStringConvertible {
     case serial
+    /// SerialQueues sharing one `WorkerPool` (core-count threads).
+    case pooled
     case dispatch
     case nio
 
@@ -13,6 +15,8 @@ enum Goal {
     case ratio(Column, atMost: Double)
     /// The serial figure itself must be at most `limit`.
     case serialAtMost(Double)
+    /// pooled / peer must be at most `limit`.
+    case pooledRatio(Column, atMost: Double)
 
     /// Whether `row` meets it; `nil` when the row lacks a figure it needs.
     func isMet(by row: Row) -> Bool? {
@@ -21,6 +25,8 @@ enum Goal {
             return row.ratio(to: peer).map { $0 <= limit }
         case .serialAtMost(let limit):
             return row.values[.serial].map { $0 <= limit }
+        case .pooledRatio(let peer, let limit):
+            return row.ratio(of: .pooled, to: peer).map { $0 <= limit }
         }
     }
 
@@ -28,6 +34,7 @@ enum Goal {
         switch self {
         case .ratio(let peer, let limit): return "≤\(formatNumber(limit)) of \(peer)"
         case .serialAtMost(let limit): return limit == 0 ? "= 0" : "≤\(formatNumber(limit))"
+        case .pooledRatio(let peer, let limit): return "pooled ≤\(formatNumber(limit)) of \(peer)"
         }
     }
 }
@@ -57,8 +64,13 @@ struct Row {
 
     /// serial / peer, when both were measured and the peer is not zero.
     func ratio(to peer: Column) -> Double? {
-        guard let serial = self.values[.serial], let other = self.values[peer], other > 0 else { return nil }
-        return serial / other
+        self.ratio(of: .serial, to: peer)
+    }
+
+    /// column / peer, when both were measured and the peer is not zero.
+    func ratio(of column: Column, to peer: Column) -> Double? {
+        guard let value = self.values[column], let other = self.values[peer], other > 0 else { return nil }
+        return value / other
     }
 }
 

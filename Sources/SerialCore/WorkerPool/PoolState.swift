@@ -1,0 +1,144 @@
+/// The decisions of a `WorkerPool`, as a plain value: every method runs under the pool's mutex,
+/// decides, and returns what the caller must do after unlocking (which thread to wake). Every
+/// field is written only here, by a method named after the transition it makes.
+///
+/// - Invariant: a queue is in `runQueue` at most once (its `QueueState.wakePending` says so);
+///   an idle worker is in `idleWorkers` exactly while it waits for `isWoken`; `threadCount -
+///   blockedCount` threads are free to run turns, and the pool adds threads while fewer than
+///   `width` are, so a pool thread blocked in a `sync` never starves the queue it waits for.
+struct PoolState {
+    /// How many threads the pool keeps free to run queues.
+    let width: Int
+    /// Queues waiting for a pool thread, in the order they became runnable.
+    private(set) var runQueue = RingBuffer<QueueCore>(initialCapacity: 64)
+    /// Threads waiting for work, most recently idle last (woken first: its cache is warm).
+    private(set) var idleWorkers: [PoolWorker] = []
+    /// Live pool threads (started, or reserved to be started, and not yet retired).
+    private(set) var threadCount = 0
+    /// Pool threads inside a blocking wait (`sync` turn, room in a bounded queue, a shutdown).
+    private(set) var blockedCount = 0
+    /// Queues created on the pool that have not yet exited, by identity; unretained: a queue
+    /// detaches itself on its last turn, while that turn still holds it.
+    private(set) var attached: [ObjectIdentifier: Unmanaged<QueueCore>] = [:]
+    /// No new queues (`shutdown` was called, or the pool's last reference is gone).
+    private(set) var isClosed = false
+    /// Threads leave once no queue is attached and nothing is runnable.
+    private(set) var isStopping = false
+    /// Set when a compensating thread could not be started.
+    private(set) var failedThreadStarts = 0
+    /// Threads watching the run queue for a few microseconds before sleeping: enqueuing for
+    /// them needs no wake-up.
+    private(set) var spinningCount = 0
+
+    init(width: Int) {
+        self.width = width
+    }
+
+    /// Whether every thread should leave now.
+    var threadsShouldLeave: Bool { self.isStopping && self.attached.isEmpty && self.runQueue.isEmpty }
+
+    /// Reserves `count` threads about to be started.
+    mutating func reserveThreads(_ count: Int) {
+        self.threadCount += count
+    }
+
+    /// A reserved thread could not be started.
+    mutating func threadStartFailed() {
+        self.threadCount -= 1
+        self.failedThreadStarts += 1
+    }
+
+    /// Adds a runnable queue at the tail. Returns the idle worker to wake, if one should be: not
+    /// when the caller is a pool thread about to look at the run queue itself and this queue is
+    /// the only one there.
+    mutating func enqueue(_ core: QueueCore, callerWillDequeue: Bool) -> PoolWorker? {
+        self.runQueue.append(core)
+        // Threads that will look at the run queue anyway: the caller, and the spinning ones.
+        let lookers = self.spinningCount + (callerWillDequeue ? 1 : 0)
+        if self.runQueue.count <= lookers { return nil }
+        return self.popIdleWorker()
+    }
+
+    /// A thread out of work starts watching the run queue before it sleeps.
+    mutating func startSpinning() {
+        self.spinningCount += 1
+    }
+
+    /// The thread stopped watching (it saw work, or the window passed).
+    mutating func stopSpinning() {
+        self.spinningCount -= 1
+    }
+
+    /// Takes the queue at the head of the run queue.
+    mutating func dequeue() -> QueueCore? {
+        self.runQueue.popFirst()
+    }
+
+    /// A worker found nothing to run and will wait until another thread sets its `isWoken`.
+    mutating func goIdle(_ worker: PoolWorker) {
+        worker.isWoken = false
+        self.idleWorkers.append(worker)
+    }
+
+    private mutating func popIdleWorker() -> PoolWorker? {
+        guard let worker = self.idleWorkers.popLast() else { return nil }
+        worker.isWoken = true
+        return worker
+    }
+
+    /// Whether a thread that found no work should leave: the pool stops, or it has more free
+    /// threads than its width (a stand-in for a blocked thread that has come back). Counts the
+    /// thread out if so.
+    mutating func retireIfSurplus() -> Bool {
+        guard self.threadsShouldLeave || self.threadCount - self.blockedCount > self.width else { return false }
+        self.threadCount -= 1
+        return true
+    }
+
+    /// A pool thread is about to block. Returns whether a stand-in thread must be started (it
+    /// is reserved already).
+    mutating func beginBlocking() -> Bool {
+        self.blockedCount += 1
+        guard self.threadCount - self.blockedCount < self.width else { return false }
+        self.threadCount += 1
+        return true
+    }
+
+    /// A pool thread's blocking wait ended.
+    mutating func endBlocking() {
+        self.blockedCount -= 1
+    }
+
+    /// Records a new queue; `false` when the pool is closed.
+    mutating func attach(_ core: QueueCore) -> Bool {
+        guard !self.isClosed else { return false }
+        self.attached[ObjectIdentifier(core)] = Unmanaged.passUnretained(core)
+        return true
+    }
+
+    /// A queue has exited. Returns the idle workers to wake if that lets the pool stop.
+    mutating func detach(_ core: QueueCore) -> [PoolWorker] {
+        self.attached[ObjectIdentifier(core)] = nil
+        return self.threadsShouldLeave ? self.takeAllIdleWorkers() : []
+    }
+
+    /// Refuses new queues from now on. Returns the queues still attached, retained (the caller
+    /// shuts them down outside the lock).
+    mutating func close() -> [QueueCore] {
+        self.isClosed = true
+        return self.attached.values.map { $0.takeUnretainedValue() }
+    }
+
+    /// Threads leave once the attached queues have exited. Returns the idle workers to wake.
+    mutating func stop() -> [PoolWorker] {
+        self.isClosed = true
+        self.isStopping = true
+        return self.threadsShouldLeave ? self.takeAllIdleWorkers() : []
+    }
+
+    private mutating func takeAllIdleWorkers() -> [PoolWorker] {
+        var woken: [PoolWorker] = []
+        while let worker = self.popIdleWorker() { woken.append(worker) }
+        return woken
+    }
+}

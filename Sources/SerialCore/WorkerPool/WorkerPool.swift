@@ -1,0 +1,121 @@
+import Glibc
+
+/// A fixed set of worker threads that many `SerialQueue`s share, as libdispatch runs many serial
+/// queues on its thread pool.
+///
+/// ```swift
+/// let pool = WorkerPool(threads: 4)
+/// let queues = (0..<10_000).map { SerialQueue(label: "conn-\($0)", pool: pool) }
+/// ```
+///
+/// A pooled queue keeps every guarantee of a queue with its own thread (one total order, `sync`
+/// on the caller's thread, `isCurrent`, the reentrancy traps, suspension, shutdown, release,
+/// executors); what changes is which thread runs its `async` work: one of the pool's, one at a
+/// time per queue, in FIFO order. A queue with work is put in the pool's run queue; a pool
+/// thread runs one *turn* of it — at most 64 items, so one busy queue cannot starve the others —
+/// and puts it back at the tail if work remains. An idle queue costs no thread and no wake-up:
+/// it is a few hundred bytes of memory.
+///
+/// **Same-thread hops.** When work on pooled queue A makes idle queue B of the same pool runnable
+/// (`B.async` from A's work, or a `sync` on B that returns), B runs next on the same thread after
+/// A's turn, without waking another thread (at most 64 hops in a row, then the run queue gets
+/// the thread).
+///
+/// **Blocking.** A pool thread that blocks in this library's own waits (a `sync` on a busy queue,
+/// room in a bounded queue, a `shutdown` or release waiting for a queue to drain) is replaced by
+/// a stand-in thread while it waits, so the pool always has `threads` threads free to run queues
+/// and such a wait cannot deadlock the pool; a stand-in leaves once it is surplus. Work that
+/// blocks a pool thread in other ways (a semaphore, a blocking system call) takes that thread
+/// from every queue of the pool for that long: give such work a queue with its own thread.
+///
+/// **Delayed work** of idle pooled queues is woken by one timer thread per pool, which sleeps
+/// until the earliest deadline (without a deadline when none is armed). When every pool thread
+/// is busy, delayed work of other queues runs when a thread frees up: never early, but it can be
+/// late by one turn of a busy queue.
+///
+/// **Lifetime.** The pool lives while its handle or any queue created on it does. `shutdown`
+/// shuts down every queue still attached (as `SerialQueue.shutdown`: their work drains or is
+/// dropped per the mode, their shutdown handlers run, later work is rejected by their usual
+/// trap or error), waits for them to exit, then stops the threads; creating a queue on a shut-down
+/// pool fails with `SerialQueueError.poolShutDown`. Releasing the last reference (handle and
+/// queues gone) stops the threads once the released queues have drained, and waits for them
+/// unless it happens on one of the pool's own threads.
+public final class WorkerPool: Sendable {
+    /// Names the pool's threads (first 15 bytes) and its errors.
+    public let label: String
+    /// How many threads the pool keeps free to run queues.
+    public let threads: Int
+    let core: PoolCore
+
+    /// The number of online processors: the default width.
+    public static var defaultThreadCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+    /// Starts a pool of `threads` threads (plus one timer thread), named from `label`.
+    ///
+    /// - Precondition: `threads` ≥ 1, and the system can start the threads (otherwise this
+    ///   traps, saying why; use `make(threads:label:)` to get an error instead).
+    public convenience init(threads: Int = WorkerPool.defaultThreadCount, label: String = "WorkerPool") {
+        do {
+            try self.init(starting: threads, label: label)
+        } catch {
+            Misuse.poolStartFailed(error)
+        }
+    }
+
+    /// Starts a pool like `init(threads:label:)`, but reports threads that cannot be started
+    /// as an error instead of a trap.
+    ///
+    /// - Throws: `SerialQueueError.poolThreadStartFailed`, with `pthread_create`'s errno in words.
+    public static func make(
+        threads: Int = WorkerPool.defaultThreadCount, label: String = "WorkerPool"
+    ) throws(SerialQueueError) -> WorkerPool {
+        try WorkerPool(starting: threads, label: label)
+    }
+
+    private init(starting threads: Int, label: String) throws(SerialQueueError) {
+        if threads < 1 { Misuse.invalidPoolWidth(label: label, threads) }
+        let core = PoolCore(label: label, width: threads)
+        do {
+            try core.timers.start()
+            try core.start()
+        } catch {
+            core.stop(waiting: true)
+            throw SerialQueueError.poolThreadStartFailed(pool: label, errno: error.errno, reason: error.reason)
+        }
+        self.label = label
+        self.threads = threads
+        self.core = core
+    }
+
+    deinit {
+        // Every queue created on the pool is gone too (each holds the pool): its threads leave
+        // once the released queues drained. Waiting on one of them would wait for itself.
+        self.core.stop(waiting: !self.core.isPoolThread)
+    }
+
+    /// Shuts down every queue still attached to the pool (with `mode`, as each queue's own
+    /// `shutdown` would), waits until they have run or dropped their work and run their shutdown
+    /// handlers, then stops the pool's threads and waits for them to leave. Queues created later
+    /// fail with `SerialQueueError.poolShutDown`. Calling it again only waits.
+    ///
+    /// - Precondition: Not called from work running on one of the pool's threads (it would
+    ///   wait for itself); that traps, naming the pool.
+    public func shutdown(_ mode: ShutdownMode = .drain) {
+        if self.core.isPoolThread { Misuse.poolShutdownFromItsOwnThread(label: self.label) }
+        for queue in self.core.close() {
+            queue.beginShutdown(mode)
+        }
+        self.core.waitUntilNoQueueIsAttached()
+        self.core.stop(waiting: true)
+    }
+
+    /// Whether `shutdown` was called (no more queues can be created on the pool).
+    public var isShutDown: Bool { self.core.mutex.withLock { self.core.state.isClosed } }
+
+    /// Queues created on the pool that have not yet exited (shut down or released, and drained).
+    public var queueCount: Int { self.core.attachedCount }
+}
+
+extension WorkerPool: CustomStringConvertible {
+    public var description: String { "WorkerPool(\"\(self.label)\", threads: \(self.threads))" }
+}

@@ -1,0 +1,206 @@
+import Glibc
+import SerialCore
+import SerialTestSupport
+import Testing
+
+/// What is particular to queues on a `WorkerPool`; the guarantees both modes share are checked
+/// by the SerialQueue suites, which run every test in both modes. Pools here have unique labels
+/// so their threads can be recognised by name while other suites run in parallel.
+@Suite("WorkerPool")
+struct WorkerPoolTests {
+    @Test func manyQueuesRunOnThePoolsThreadsOnly() {
+        let pool = WorkerPool(threads: 2, label: "pool-only")
+        let threads = LockedValue<Set<UInt>>([])
+        let done = TestSemaphore()
+        let queues = (0..<1_000).map { SerialQueue(label: "q\($0)", pool: pool) }
+        for queue in queues {
+            queue.async {
+                let id = CurrentThreadID.value
+                threads.withLock { _ = $0.insert(id) }
+                done.signal()
+            }
+        }
+        for _ in queues { #expect(done.wait(), "a pooled queue's work never ran") }
+        let used = threads.withLock { $0 }
+        #expect(used.count <= 2, "1,000 queues on a 2-thread pool ran on \(used.count) threads")
+        #expect(!used.contains(CurrentThreadID.value))
+        #expect(currentThreadNames().filter { $0 == "pool-only" }.count == 2)
+        #expect(pool.queueCount == 1_000)
+    }
+
+    @Test func aBusyQueueCannotStarveAnotherOnAOneThreadPool() {
+        let pool = WorkerPool(threads: 1, label: "pool-fair")
+        let busy = SerialQueue(label: "busy", pool: pool)
+        let other = SerialQueue(label: "other", pool: pool)
+        let busyRan = TestCounter()
+        let seenByOther = LockedValue(-1)
+        let done = TestSemaphore()
+        let gate = TestSemaphore()
+        busy.async { _ = gate.wait() }  // holds the only thread until everything is queued
+        for _ in 0..<10_000 { busy.async { busyRan.increment() } }
+        other.async { seenByOther.withLock { $0 = busyRan.value } }
+        busy.async { done.signal() }
+        gate.signal()
+        #expect(done.wait(), "the busy queue never drained")
+        let seen = seenByOther.withLock { $0 }
+        // A turn takes at most 64 items: the other queue runs after the busy queue's first turn.
+        #expect(seen >= 0 && seen < 64, "the other queue ran after \(seen) of the busy queue's 10,000 items")
+    }
+
+    @Test func aHopToAnIdleQueueOfThePoolContinuesOnTheSameThread() {
+        let pool = WorkerPool(threads: 2, label: "pool-hop")
+        let a = SerialQueue(label: "ping", pool: pool)
+        let b = SerialQueue(label: "pong", pool: pool)
+        let hops = 200
+        let switches = TestCounter()
+        let lastThread = LockedValue<UInt>(0)
+        let done = TestSemaphore()
+        @Sendable func hop(_ remaining: Int) {
+            let me = CurrentThreadID.value
+            let previous = lastThread.withLock { value -> UInt in
+                let old = value
+                value = me
+                return old
+            }
+            if previous != me { switches.increment() }
+            guard remaining > 0 else { return done.signal() }
+            (remaining.isMultiple(of: 2) ? a : b).async { hop(remaining - 1) }
+            // Still busy after the hop: a woken idle thread would have time to take the other queue.
+            let until = monotonicNow() + 50_000
+            while monotonicNow() < until {}
+        }
+        a.async { hop(hops) }
+        #expect(done.wait(), "the ping-pong never finished")
+        // Each hop makes the other, idle queue runnable from a pool thread's own work: it runs
+        // next on that thread, after the current item, and the other thread is never woken.
+        // (The first hop counts as one switch.)
+        #expect(switches.value <= 2, "\(switches.value) thread switches in \(hops) hops")
+    }
+
+    @Test func aPoolThreadHoldsOnlyTheQueueWhoseTurnItRuns() {
+        let pool = WorkerPool(threads: 1, label: "pool-current")
+        let a = SerialQueue(label: "a", pool: pool)
+        let b = SerialQueue(label: "b", pool: pool)
+        let seen = LockedLog()
+        let done = TestSemaphore()
+        a.async {
+            seen.append("in a: a \(a.isCurrent) b \(b.isCurrent)")
+            // b runs next on this same thread (a hop), after a's item returns.
+            b.async {
+                seen.append("in b: a \(a.isCurrent) b \(b.isCurrent)")
+                a.sync { seen.append("in b → a.sync: a \(a.isCurrent) b \(b.isCurrent)") }
+                done.signal()
+            }
+        }
+        #expect(done.wait(), "the pooled work never ran")
+        #expect(seen.entries == [
+            "in a: a true b false", "in b: a false b true", "in b → a.sync: a true b true",
+        ])
+    }
+
+    @Test func syncFromAPoolThreadIntoABusyQueueOfTheSamePoolDoesNotDeadlock() {
+        let pool = WorkerPool(threads: 1, label: "pool-block")
+        let a = SerialQueue(label: "a", pool: pool)
+        let b = SerialQueue(label: "b", pool: pool)
+        let bStarted = TestSemaphore()
+        let proceed = TestSemaphore()
+        let done = TestSemaphore()
+        // b's work holds the pool's only thread; a gets work meanwhile, so b's `a.sync` must wait
+        // for a's turn, which needs a thread: the pool starts a stand-in while b's thread waits.
+        b.async {
+            bStarted.signal()
+            _ = proceed.wait()
+            let value = a.sync { 42 }
+            if value == 42 { done.signal() }
+        }
+        #expect(bStarted.wait())
+        let aRan = TestFlag()
+        a.async { aRan.set() }
+        proceed.signal()
+        #expect(done.wait(), "a sync from the pool's only thread into a busy queue deadlocked")
+        #expect(aRan.isSet, "the sync body ran before earlier work of its queue")
+    }
+
+    @Test(arguments: [ShutdownMode.drain, .cancelPending])
+    func shutdownShutsDownEveryAttachedQueueThenStopsTheThreads(mode: ShutdownMode) {
+        let pool = WorkerPool(threads: 2, label: "pool-stop")
+        let queues = (0..<100).map { SerialQueue(label: "s\($0)", pool: pool) }
+        let ran = TestCounter()
+        let handlers = TestCounter()
+        let gate = TestSemaphore()
+        var subscriptions: [ShutdownSubscription] = []
+        for queue in queues {
+            queue.suspend()  // nothing runs before the shutdown
+            for _ in 0..<10 { queue.async { ran.increment() } }
+            subscriptions.append(queue.whenShutDown { _ in
+                handlers.increment()
+                #expect(queue.isCurrent, "a pooled queue's shutdown handler ran off its turn")
+            })
+        }
+        _ = gate
+        pool.shutdown(mode)
+        #expect(ran.value == (mode == .drain ? 1_000 : 0))
+        #expect(handlers.value == 100)
+        #expect(pool.isShutDown)
+        #expect(pool.queueCount == 0)
+        #expect(queues.allSatisfy { $0.isShutDown })
+        #expect(throws: SerialQueueError.shutDown(label: "s0")) { try queues[0].tryAsync {} }
+        #expect(throws: SerialQueueError.poolShutDown(label: "late", pool: "pool-stop")) {
+            _ = try SerialQueue.make(label: "late", pool: pool)
+        }
+        #expect(eventually { !currentThreadNames().contains("pool-stop") }, "the pool's threads outlived its shutdown")
+        _ = subscriptions
+    }
+
+    @Test func releasingThePoolAndItsQueuesEndsItsThreads() {
+        let ran = TestCounter()
+        do {
+            let pool = WorkerPool(threads: 2, label: "pool-drop")
+            for index in 0..<100 {
+                let queue = SerialQueue(label: "d\(index)", pool: pool)
+                queue.asyncAfter(delay: .seconds(3600)) {}  // cancelled by the release
+                for _ in 0..<10 { queue.async { ran.increment() } }
+                // Released here: the release waits until its work has drained on the pool.
+            }
+            #expect(ran.value == 1_000)
+            #expect(pool.queueCount == 0)
+        }
+        #expect(eventually { !currentThreadNames().contains("pool-drop") }, "a released pool kept its threads")
+    }
+
+    @Test func delayedWorkOfAnIdlePooledQueueRunsOnTime() {
+        let pool = WorkerPool(threads: 1, label: "pool-timer")
+        let queue = SerialQueue(label: "delayed", pool: pool)
+        let ran = TestSemaphore()
+        let start = MonotonicInstant.now()
+        let ranAt = LockedValue<UInt64>(0)
+        queue.asyncAfter(delay: .milliseconds(20)) {
+            ranAt.withLock { $0 = MonotonicInstant.now().nanoseconds }
+            ran.signal()
+        }
+        #expect(ran.wait(), "delayed work on a pooled queue never ran")
+        #expect(ranAt.withLock { $0 } >= start.nanoseconds + 20_000_000, "delayed work ran early")
+    }
+
+    @Test func anIdlePooledQueueCanBeReleasedWhileItsTimerIsArmed() {
+        let pool = WorkerPool(threads: 1, label: "pool-arm")
+        for index in 0..<200 {
+            let queue = SerialQueue(label: "t\(index)", pool: pool)
+            queue.asyncAfter(delay: .milliseconds(index % 5)) {}
+            if index.isMultiple(of: 2) { queue.sync {} }
+        }
+        // A timer that fired for a released queue would touch freed memory (ASan/TSan catch it).
+        let ran = TestSemaphore()
+        let last = SerialQueue(label: "last", pool: pool)
+        last.asyncAfter(delay: .milliseconds(10)) { ran.signal() }
+        #expect(ran.wait(), "delayed work after many released timers never ran")
+    }
+
+    @Test func makeOnAPoolReportsAShutDownPool() {
+        let pool = WorkerPool(threads: 1, label: "pool-closed")
+        pool.shutdown()
+        #expect(throws: SerialQueueError.poolShutDown(label: "x", pool: "pool-closed")) {
+            _ = try SerialQueue.make(label: "x", pool: pool)
+        }
+    }
+}
