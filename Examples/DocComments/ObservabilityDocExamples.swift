@@ -33,3 +33,15 @@ struct ObservabilityDocExamples {
         #expect(figures.depth == 0)
     }
 }
+
+@Suite("Doc examples: WorkerPool")
+struct WorkerPoolDocExamples {
+    @Test func workerPool() {
+        // example: WorkerPool
+        let pool = WorkerPool(threads: 4)
+        let queues = (0..<10_000).map { SerialQueue(label: "conn-\($0)", pool: pool) }
+        // end example
+        queues.first?.sync {}
+        pool.shutdown()
+    }
+}

@@ -121,16 +121,20 @@ struct SerialQueueFailurePathTests {
     }
 
     @Test(arguments: QueueMode.allCases) func memoryComesBackAfterABurst(mode: QueueMode) {
-        let queue = mode.queue(label: "burst")
-        queue.suspend()
-        for _ in 0..<100_000 { queue.async {} }
-        let grown = queue._fifoCapacity
-        #expect(grown >= 100_000)
-        queue.resume()
-        queue.sync {}
-        // The worker shrinks its rings as it goes to sleep, just after the sync returned.
-        let shrunk = eventually { queue._fifoCapacity <= 1024 }
-        #expect(shrunk, "the FIFO kept \(queue._fifoCapacity) slots after a burst of 100,000")
+        // Under a watchdog: the release at the end once hung, when the worker slept without
+        // looking again after giving memory back with the lock released (a lost wake-up).
+        withWatchdog(timeout: .seconds(30), "a queue released after a burst never let its worker exit") {
+            let queue = mode.queue(label: "burst")
+            queue.suspend()
+            for _ in 0..<100_000 { queue.async {} }
+            let grown = queue._fifoCapacity
+            #expect(grown >= 100_000)
+            queue.resume()
+            queue.sync {}
+            // The worker shrinks its rings as it goes to sleep, just after the sync returned.
+            let shrunk = eventually { queue._fifoCapacity <= 1024 }
+            #expect(shrunk, "the FIFO kept \(queue._fifoCapacity) slots after a burst of 100,000")
+        }
     }
 
     @Test func anEmptyLabelStillNamesTheWorkerThread() {

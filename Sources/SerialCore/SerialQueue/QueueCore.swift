@@ -323,7 +323,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             }
             // Going to sleep: give back what a burst made either ring grow to.
             let freed = batch.shrinkIfOversized(forRecentCount: 0) + self.state.shrinkFIFOIfOversized()
-            if freed >= Self.slotsWorthTrimming { self.returnFreedMemory() }
+            if freed >= Self.slotsWorthTrimming {
+                self.returnFreedMemory()
+                continue  // the lock was released meanwhile: look at the state again before sleeping
+            }
             self.blockingWaitForWork()
         }
         self.state.workerExited()

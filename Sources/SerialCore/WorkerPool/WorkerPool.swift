@@ -117,5 +117,6 @@ public final class WorkerPool: Sendable {
 }
 
 extension WorkerPool: CustomStringConvertible {
+    /// The pool's label and thread count, for logs.
     public var description: String { "WorkerPool(\"\(self.label)\", threads: \(self.threads))" }
 }
