@@ -1,0 +1,52 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Integrations of swift-serial-runtime with the server ecosystem. A package of its own so
+// that the root package's library products keep zero dependencies. One target per
+// integration; the loopback server is test support, never a product.
+
+let package = Package(
+    name: "swift-serial-runtime-integrations",
+    products: [
+        .library(name: "SerialHTTPClient", targets: ["SerialHTTPClient"]),
+        .executable(name: "http-demo", targets: ["http-demo"]),
+        .executable(name: "http-benchmark", targets: ["http-benchmark"]),
+    ],
+    dependencies: [
+        // Named: a path dependency's identity is otherwise its folder name, which differs by clone.
+        .package(name: "swift-serial-runtime", path: ".."),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Default traits off: neither swift-configuration nor full Foundation is needed here.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+    ],
+    targets: [
+        // A RequestTransport on AsyncHTTPClient.
+        .target(
+            name: "SerialHTTPClient",
+            dependencies: [
+                .product(name: "SerialRuntime", package: "swift-serial-runtime"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // A Hummingbird server on 127.0.0.1 whose handlers keep their own counts (tests, demo, benchmark).
+        .target(
+            name: "LoopbackServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .executableTarget(name: "http-demo", dependencies: ["SerialHTTPClient", "LoopbackServer"]),
+        .executableTarget(name: "http-benchmark", dependencies: ["SerialHTTPClient", "LoopbackServer"]),
+        .testTarget(name: "SerialHTTPClientTests", dependencies: ["SerialHTTPClient", "LoopbackServer"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
