@@ -27,3 +27,14 @@ final class ClientOwner: Sendable {
         if self.claim() { self.client.shutdown { _ in } }
     }
 }
+
+/// Counts a transport's HTTP requests in flight (shared by its copies).
+final class FlightCounter: Sendable {
+    private let value = Atomic<Int>(0)
+
+    var count: Int { self.value.load(ordering: .relaxed) }
+
+    func add(_ delta: Int) {
+        self.value.add(delta, ordering: .relaxed)
+    }
+}

@@ -43,6 +43,10 @@ public struct HTTPClientTransport: RequestTransport {
     /// `ResponseAccumulator.ResponseTooBigError`).
     public let maximumBodySize: Int
     private let owner: ClientOwner?
+    private let flights = FlightCounter()
+
+    /// HTTP requests this transport (and its copies) sent that have not ended yet.
+    public var requestsInFlight: Int { self.flights.count }
 
     /// A transport on `client`, which stays the caller's to shut down (after every queue that
     /// uses this transport has been shut down).
@@ -100,11 +104,16 @@ public struct HTTPClientTransport: RequestTransport {
             delegate: ResponseAccumulator(request: clientRequest, maxBodySize: self.maximumBodySize),
             eventLoop: .indifferent,
             deadline: self.deadline(for: request))
+        self.flights.add(1)
+        let flights = self.flights
         guard let key = request.cancellation.register(task) else {
-            completion(.failure(HTTPClientError.cancelled))  // `register` cancelled the task
+            // `register` cancelled the task; its outcome is ignored, the completion runs now.
+            task.futureResult.whenComplete { _ in flights.add(-1) }
+            completion(.failure(HTTPClientError.cancelled))
             return
         }
         task.futureResult.whenComplete { outcome in
+            flights.add(-1)
             request.cancellation.unregister(key)
             completion(outcome.map { HTTPResponse(status: $0.status, headers: $0.headers, body: $0.body) })
         }
