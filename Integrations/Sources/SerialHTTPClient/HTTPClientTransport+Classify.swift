@@ -11,13 +11,15 @@ extension HTTPClientTransport {
     /// |---|---|
     /// | 1xx–3xx (redirects AsyncHTTPClient did not follow) | `.success` |
     /// | 401 Unauthorized | `.credentialExpired`: park, refresh once, send again |
-    /// | 408, 429, 500, 502, 503, 504 | `.retry(HTTPStatusError)` |
+    /// | 408, 429, 503 | `.retry(HTTPStatusError)`: the server says it did not act on the request |
+    /// | 500, 502, 504 | `.retry(HTTPStatusError)` for idempotent requests, else `.failure` |
     /// | any other status | `.failure(HTTPStatusError)` |
     /// | connection closed, deadline exceeded, connect or read timeout, other I/O errors | `.retry(error)` for idempotent requests, else `.failure(error)` |
     /// | cancelled, redirect cycle or limit, invalid request | `.failure(error)` |
     ///
-    /// An error after the request may have reached the server is retried only for idempotent
-    /// methods (`HTTPRequest.isIdempotent`): a POST is never sent twice by this policy.
+    /// An outcome after which the server may have acted on the request is retried only for
+    /// idempotent methods (`HTTPRequest.isIdempotent`): this policy sends a POST again only when
+    /// the server said it did not act on it (408, 429, 503).
     public static func classify(
         _ request: HTTPRequest, _ outcome: Result<HTTPResponse, any Error>
     ) -> ResponseDisposition {
@@ -26,7 +28,9 @@ extension HTTPClientTransport {
             switch response.status.code {
             case 100..<400: return .success
             case 401: return .credentialExpired
-            case 408, 429, 500, 502, 503, 504:
+            case 408, 429, 503:
+                return .retry(HTTPStatusError(status: response.status, request: request.description))
+            case 500, 502, 504 where request.isIdempotent:
                 return .retry(HTTPStatusError(status: response.status, request: request.description))
             default:
                 return .failure(HTTPStatusError(status: response.status, request: request.description))

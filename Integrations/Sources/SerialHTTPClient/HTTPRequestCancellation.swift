@@ -10,7 +10,10 @@ public final class HTTPRequestCancellation: Sendable {
     private struct State {
         var isCancelled = false
         var nextAttempt: UInt64 = 0
-        var inFlight: [UInt64: HTTPClient.Task<HTTPClient.Response>] = [:]
+        /// The queue runs one attempt of a request at a time: it sits in `current`; `others`
+        /// holds any more (a caller sending the same request itself), so the usual case allocates nothing.
+        var current: (key: UInt64, task: HTTPClient.Task<HTTPClient.Response>)? = nil
+        var others: [UInt64: HTTPClient.Task<HTTPClient.Response>] = [:]
     }
 
     private let state = Mutex(State())
@@ -26,8 +29,11 @@ public final class HTTPRequestCancellation: Sendable {
         let tasks = self.state.withLock { state -> [HTTPClient.Task<HTTPClient.Response>] in
             guard !state.isCancelled else { return [] }
             state.isCancelled = true
-            defer { state.inFlight = [:] }
-            return Array(state.inFlight.values)
+            defer {
+                state.current = nil
+                state.others = [:]
+            }
+            return (state.current.map { [$0.task] } ?? []) + state.others.values
         }
         for task in tasks { task.cancel() }  // outside the lock: cancel may complete the task inline
     }
@@ -38,7 +44,11 @@ public final class HTTPRequestCancellation: Sendable {
         let key = self.state.withLock { state -> UInt64? in
             guard !state.isCancelled else { return nil }
             state.nextAttempt += 1
-            state.inFlight[state.nextAttempt] = task
+            if state.current == nil {
+                state.current = (state.nextAttempt, task)
+            } else {
+                state.others[state.nextAttempt] = task
+            }
             return state.nextAttempt
         }
         if key == nil { task.cancel() }
@@ -47,6 +57,12 @@ public final class HTTPRequestCancellation: Sendable {
 
     /// Forgets the attempt `key`, which ended.
     func unregister(_ key: UInt64) {
-        self.state.withLock { _ = $0.inFlight.removeValue(forKey: key) }
+        self.state.withLock { state in
+            if state.current?.key == key {
+                state.current = nil
+            } else {
+                state.others[key] = nil
+            }
+        }
     }
 }

@@ -68,54 +68,68 @@ enum Way: Hashable {
     /// Sends `requests` requests; returns requests per second. Throws on any failed request.
     func measure(client: HTTPClient, url: String, requests: Int, concurrency: Int) async throws -> Double {
         let finish = FinishLine(total: requests)
-        let start = ContinuousClock.now
+        var teardown: (@Sendable () async -> Void)? = nil
+        let send: Chain.Send
+        var chains = concurrency
         switch self {
         case .client:
-            var headers = HTTPHeaders()
-            headers.add(name: "Authorization", value: "Bearer t0")
-            let request = try HTTPClient.Request(url: url, method: .GET, headers: headers)
-            @Sendable func chain() {
-                guard finish.claim() else { return }
-                client.execute(request: request).whenComplete { result in
-                    finish.record(ok: (try? result.get().status) == .ok)
-                    chain()
+            // Built per request, as a caller of AsyncHTTPClient does (URL parsing included).
+            send = { done in
+                var headers = HTTPHeaders()
+                headers.add(name: "Authorization", value: "Bearer t0")
+                guard let request = try? HTTPClient.Request(url: url, method: .GET, headers: headers) else {
+                    return done(false)
                 }
+                client.execute(request: request).whenComplete { done((try? $0.get().status) == .ok) }
             }
-            for _ in 0..<concurrency { chain() }
         case .transport:
             let transport = HTTPClientTransport(client: client)
-            @Sendable func chain() {
-                guard finish.claim() else { return }
-                transport.send(HTTPRequest(url: url), credential: "t0") { result in
-                    finish.record(ok: (try? result.get().status) == .ok)
-                    chain()
-                }
+            send = { done in
+                transport.send(HTTPRequest(url: url), credential: "t0") { done((try? $0.get().status) == .ok) }
             }
-            for _ in 0..<concurrency { chain() }
         case .queue:
             let scheduler = SerialQueue(label: "bench")
             let queue = RequestQueue(
                 transport: HTTPClientTransport(client: client), credential: BearerToken("t0"),
                 policy: .init(classify: HTTPClientTransport.classify, refresh: { _, done in done(.success("t0")) }),
                 configuration: .init(maximumConcurrent: concurrency, agingInterval: nil), scheduler: scheduler)
-            @Sendable func submitNext() {
-                guard finish.claim() else { return }
-                queue.submit(HTTPRequest(url: url)) { result in
-                    finish.record(ok: result.error == nil)
-                    submitNext()
-                }
+            send = { done in queue.submit(HTTPRequest(url: url)) { done($0.error == nil) } }
+            chains = 2 * concurrency  // some always wait in the queue, so a slot never idles
+            teardown = {
+                queue.shutdown()
+                await scheduler.run {}
+                scheduler.shutdown()
             }
-            for _ in 0..<(2 * concurrency) { submitNext() }
-            await finish.wait()
-            queue.shutdown()
-            await scheduler.run {}
-            scheduler.shutdown()
         }
+        let start = ContinuousClock.now
+        for _ in 0..<chains { Chain(finish: finish, send: send).next() }
         await finish.wait()
         let elapsed = ContinuousClock.now - start
+        await teardown?()
         guard finish.failures == 0 else { throw BenchmarkFailure(failures: finish.failures) }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return Double(requests) / seconds
+    }
+}
+
+/// Sends one request after another, each from the completion of the previous one, while the
+/// finish line hands out slots.
+final class Chain: Sendable {
+    typealias Send = @Sendable (_ done: @escaping @Sendable (_ ok: Bool) -> Void) -> Void
+    let finish: FinishLine
+    let send: Send
+
+    init(finish: FinishLine, send: @escaping Send) {
+        self.finish = finish
+        self.send = send
+    }
+
+    func next() {
+        guard self.finish.claim() else { return }
+        self.send { ok in
+            self.finish.record(ok: ok)
+            self.next()
+        }
     }
 }
 

@@ -83,11 +83,21 @@ struct FaultStormTests {
             let transport = e2e.transport
             #expect(await eventually(within: .seconds(2)) { transport.requestsInFlight == 0 },
                     "seed \(seed): \(transport.requestsInFlight) HTTP requests still in flight")
+            // What README's guarantee is about: ended early by the client, yet seen by the server.
+            let endedEarly = values.filter {
+                if case .failure(.timedOut) = $0.value { return true }
+                if case .failure(.cancelled) = $0.value { return true }
+                return false
+            }.map { "\($0.key)" }
+            let reached = endedEarly.filter { sends[$0] != nil }
+            let servedAnyway = endedEarly.filter { answeredOK.contains($0) }
             print("""
                 fault storm, seed \(seed): \(Self.total) requests in \(ContinuousClock.now - started); \
                 server faults \(counts.faults.sorted { $0.key < $1.key }); outcomes \(outcomes.sorted { $0.key < $1.key }); \
                 \(statistics.sends) sends, \(statistics.retries) retries, \(statistics.timedOut) timed out, \
-                \(statistics.cancelled) cancelled, \(statistics.ignoredAnswers) late answers ignored
+                \(statistics.cancelled) cancelled, \(statistics.ignoredAnswers) late answers ignored; \
+                of the \(endedEarly.count) requests that ended timed out or cancelled, \(reached.count) had reached the \
+                server and \(servedAnyway.count) were answered 200 by it
                 """)
         }
     }
