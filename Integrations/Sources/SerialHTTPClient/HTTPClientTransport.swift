@@ -29,6 +29,10 @@ import SerialRuntime
 /// `shutdown()`): an owned client is shut down by `withTransport` when its body returns, by
 /// `shutdown()`, or at the latest when the last reference to the transport goes away.
 ///
+/// **Shutdown order.** Queue, then client, then the queue's scheduler: an answer still in flight
+/// when the queue shuts down is delivered through the scheduler (and ignored), so the scheduler
+/// must keep accepting work until the client has shut down or `requestsInFlight` is 0.
+///
 /// **Threads.** `send` returns at once; the completion runs on one of the client's event loops.
 public struct HTTPClientTransport: RequestTransport {
     public typealias Request = HTTPRequest

@@ -96,7 +96,7 @@ enum Way: Hashable {
             send = { done in queue.submit(HTTPRequest(url: url)) { done($0.error == nil) } }
             chains = 2 * concurrency  // some always wait in the queue, so a slot never idles
             teardown = {
-                queue.shutdown()
+                queue.shutdown()  // every request has ended: none is in flight to answer later
                 await scheduler.run {}
                 scheduler.shutdown()
             }

@@ -75,6 +75,9 @@ try await HTTPClientTransport.withTransport { transport in
     expiry.cancel()
     let statistics = queue.statistics
     queue.shutdown()
+    // Answers still in flight reach the queue through its scheduler: keep it running until
+    // they have ended (withTransport shuts the client down only after this body).
+    for _ in 0..<200 where transport.requestsInFlight > 0 { try await Task.sleep(for: .milliseconds(10)) }
     await scheduler.run {}  // completions of anything shutdown ended have run
     scheduler.shutdown()
     log.printAll()

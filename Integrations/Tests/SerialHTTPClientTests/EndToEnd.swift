@@ -14,8 +14,8 @@ struct EndToEnd: Sendable {
     let scheduler: SerialQueue
     let queue: HTTPQueue
 
-    /// Runs `body` against a fresh setup, then tears it down in order — queue, scheduler,
-    /// client, server — whether `body` returned or threw; each step bounded in time.
+    /// Runs `body` against a fresh setup, then tears it down in order — queue, client,
+    /// scheduler, server — whether `body` returned or threw; each step bounded in time.
     static func run(
         behaviour: ServerBehaviour = ServerBehaviour(),
         configuration: HTTPQueue.Configuration,
@@ -37,10 +37,12 @@ struct EndToEnd: Sendable {
         let setup = EndToEnd(server: server, transport: transport, scheduler: scheduler, queue: queue)
         var failure: (any Error)? = nil
         do { try await body(setup) } catch { failure = error }
+        // Queue, then client, then scheduler: answers still in flight when the queue shuts down
+        // (ignored by it) arrive through the scheduler, so it must outlive the client.
         queue.shutdown()
-        scheduler.sync {}  // completions of what shutdown ended have run
-        scheduler.shutdown()
         try? await transport.shutdown()
+        await scheduler.run {}  // completions of what shutdown ended have run
+        scheduler.shutdown()
         let stopped = await server.stop()
         #expect(stopped, "the loopback server did not stop within 10 s")
         if let failure { throw failure }
