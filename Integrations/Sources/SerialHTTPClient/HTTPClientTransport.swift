@@ -18,8 +18,9 @@ import SerialRuntime
 /// ```
 ///
 /// **Timeouts and cancellation.** Every attempt gets an HTTP deadline: the request's
-/// `attemptTimeout` (else `defaultAttemptTimeout`), capped by the request's `deadline`, which
-/// `RequestQueue.submit` sets from the request's timeout. When the queue ends a request — by
+/// `attemptTimeout` (else `defaultAttemptTimeout`), capped by the request's `deadline` (which
+/// `RequestQueue.submit` sets from the request's timeout) plus a 100 ms grace, so that the
+/// queue's timeout decides first and the cap is only a backstop. When the queue ends a request — by
 /// `cancel()`, timeout or shutdown — `RequestQueue.submit` fires the request's
 /// `HTTPRequestCancellation`, which cancels the HTTP request in flight: no connection is left
 /// waiting for an answer nobody will read.
@@ -123,12 +124,18 @@ public struct HTTPClientTransport: RequestTransport {
         }
     }
 
-    /// The attempt's HTTP deadline: its timeout from now, capped by the request's deadline.
+    /// How long after the request's own deadline its HTTP request is cut off at the latest: the
+    /// queue's timeout decides first (the request ends `timedOut`, and the cancellation fires),
+    /// this deadline is only the backstop.
+    static let deadlineGrace: Duration = .milliseconds(100)
+
+    /// The attempt's HTTP deadline: its timeout from now, capped by the request's deadline
+    /// (plus `deadlineGrace`).
     private func deadline(for request: HTTPRequest) -> NIODeadline? {
         let now = MonotonicInstant.now()
         var remaining = (request.attemptTimeout ?? self.defaultAttemptTimeout)
         if let deadline = request.deadline {
-            let left = deadline > now ? now.duration(to: deadline) : .zero
+            let left = (deadline > now ? now.duration(to: deadline) : .zero) + Self.deadlineGrace
             remaining = min(remaining ?? left, left)
         }
         guard let remaining else { return nil }

@@ -19,9 +19,9 @@ public struct HTTPRequest: Sendable, CustomStringConvertible {
     /// The longest one attempt may take before the HTTP request is cancelled and the attempt
     /// fails with `HTTPClientError.deadlineExceeded` (`nil`: the transport's default).
     public var attemptTimeout: Duration?
-    /// No attempt runs past this instant: it caps every attempt's HTTP deadline. Set by
-    /// `RequestQueue.submit` from the request's timeout, so the queue's timeout and the HTTP
-    /// deadline fall together.
+    /// No attempt runs much past this instant: it caps every attempt's HTTP deadline (plus a
+    /// 100 ms grace, so that the queue's own timeout decides first). Set by
+    /// `RequestQueue.submit` from the request's timeout.
     public var deadline: MonotonicInstant?
     /// Cancels the attempt in flight and refuses later ones. Copies of this value share it;
     /// `RequestQueue.submit` fires it when the request ends, whichever way.
