@@ -65,14 +65,16 @@ struct CancellationTests {
             maximumConcurrent: 2, maximumRetries: 2,
             retryBackoff: RetryBackoff(initial: .milliseconds(5), maximum: .milliseconds(5)), agingInterval: nil)
         try await EndToEnd.run(behaviour: Self.slowServer(), configuration: configuration) { e2e in
-            let request = HTTPRequest(url: e2e.server.url("/fault/1"), attemptTimeout: .milliseconds(100))
+            let request = HTTPRequest(url: e2e.server.url("/fault/1"), attemptTimeout: .milliseconds(200))
             let result = await e2e.queue.response(for: request, timeout: .seconds(10))
             guard case .failure(.retriesExhausted(attempts: 3, let last)) = result else {
                 Issue.record("\(result); expected three timed-out attempts")
                 return
             }
             #expect(last as? HTTPClientError == .deadlineExceeded, "\(last)")
-            #expect(e2e.server.counts.arrivals(of: "fault").count == 3)
+            // On a loaded machine an attempt may time out before it reaches the server.
+            let arrivals = e2e.server.counts.arrivals(of: "fault").count
+            #expect((1...3).contains(arrivals), "the server saw \(arrivals) attempts (at most 1 + maximumRetries)")
             let transport = e2e.transport
             #expect(await eventually(within: .seconds(1)) { transport.requestsInFlight == 0 })
         }
