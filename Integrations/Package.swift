@@ -2,59 +2,81 @@
 import PackageDescription
 
 // Integrations of swift-serial-runtime with the server ecosystem. A package of its own, so the
-// root package's library products keep zero dependencies.
-//
-// The root package is a path dependency, which SwiftPM names after its folder; CI clones into a
-// folder whose name we do not choose, so the name is read from where this manifest sits.
-let rootPackage: String = {
-    let components = Context.packageDirectory.split(separator: "/")
-    guard components.count >= 2 else {
-        fatalError("Integrations/Package.swift: cannot find the root package above \(Context.packageDirectory)")
-    }
-    return String(components[components.count - 2])
-}()
-let serialRuntime = Target.Dependency.product(name: "SerialRuntime", package: rootPackage)
+// root package's library products keep zero dependencies. One target per integration; the
+// loopback server is test support, never a product.
+
 let package = Package(
-    name: "serial-runtime-integrations",
+    name: "swift-serial-runtime-integrations",
     products: [
         .library(name: "SerialLogging", targets: ["SerialLogging"]),
         .library(name: "SerialMetrics", targets: ["SerialMetrics"]),
         .library(name: "SerialLifecycle", targets: ["SerialLifecycle"]),
+        .library(name: "SerialHTTPClient", targets: ["SerialHTTPClient"]),
+        .executable(name: "http-demo", targets: ["http-demo"]),
+        .executable(name: "http-benchmark", targets: ["http-benchmark"]),
     ],
     dependencies: [
-        .package(path: ".."),
+        // Named: a path dependency's identity is otherwise its folder name, which differs by clone.
+        .package(name: "swift-serial-runtime", path: ".."),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Default traits off: neither swift-configuration nor full Foundation is needed here.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
     ],
     targets: [
         // Stall reports and shutdown reports through a swift-log Logger.
         .target(
             name: "SerialLogging",
             dependencies: [
-                serialRuntime,
+                .product(name: "SerialRuntime", package: "swift-serial-runtime"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Queue and service figures as swift-metrics counters, gauges and timers.
         .target(
             name: "SerialMetrics",
             dependencies: [
-                serialRuntime,
+                .product(name: "SerialRuntime", package: "swift-serial-runtime"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
         // An ordered shutdown of queues and services as a swift-service-lifecycle Service.
         .target(
             name: "SerialLifecycle",
             dependencies: [
-                serialRuntime,
+                .product(name: "SerialRuntime", package: "swift-serial-runtime"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // A RequestTransport on AsyncHTTPClient.
+        .target(
+            name: "SerialHTTPClient",
+            dependencies: [
+                .product(name: "SerialRuntime", package: "swift-serial-runtime"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
+        // A Hummingbird server on 127.0.0.1 whose handlers keep their own counts (tests, demo, benchmark).
+        .target(
+            name: "LoopbackServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
+        .executableTarget(name: "http-demo", dependencies: ["SerialHTTPClient", "LoopbackServer"]),
+        .executableTarget(name: "http-benchmark", dependencies: ["SerialHTTPClient", "LoopbackServer"]),
+        .testTarget(name: "SerialHTTPClientTests", dependencies: ["SerialHTTPClient", "LoopbackServer"]),
         .testTarget(
             name: "SerialIntegrationsTests",
             dependencies: [
                 "SerialLogging", "SerialMetrics", "SerialLifecycle",
-                serialRuntime,
+                .product(name: "SerialRuntime", package: "swift-serial-runtime"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

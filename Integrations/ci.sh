@@ -1,6 +1,24 @@
 #!/usr/bin/env bash
-# Builds the integrations package and runs its tests (called by .ci/run).
+# CI for Integrations/ (the package with the AsyncHTTPClient transport and the loopback suite):
+# build everything, run the tests (a Hummingbird server on 127.0.0.1 that the tests start and
+# stop; no other traffic), run the demo against loopback, and run the benchmark once, briefly,
+# in debug: a smoke test that it works (its figures mean something only in release, see README).
+# Every step is bounded by `timeout`, so a hang fails the run instead of stalling it.
 set -euo pipefail
 cd "$(dirname "$0")"
-swift build --build-tests
-.build/debug/serial-runtime-integrationsPackageTests.xctest --testing-library swift-testing
+
+step() { printf '\n== Integrations: %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+
+step "build (debug, tests included)"
+timeout 1200 swift build --build-tests
+
+step "tests: end to end against the loopback server"
+timeout 600 .build/debug/swift-serial-runtime-integrationsPackageTests.xctest --testing-library swift-testing
+
+step "http-demo: the requests scene against the loopback server"
+timeout 60 .build/debug/http-demo
+
+step "http-benchmark: smoke run (debug build; figures not meaningful)"
+timeout 120 .build/debug/http-benchmark --requests 2000 --concurrency 16 --runs 1
+
+step "done"

@@ -90,7 +90,7 @@ def example_regions():
 
 def main():
     regions = example_regions()
-    blocks = list(readme_blocks(ROOT / "README.md"))
+    blocks = list(readme_blocks(ROOT / "README.md")) + list(readme_blocks(ROOT / "Integrations" / "README.md"))
     for path in sorted((ROOT / "Sources").rglob("*.swift")) + sorted((ROOT / "Integrations" / "Sources").rglob("*.swift")):
         blocks.extend(doc_blocks(path))
     for path in sorted((ROOT / "Sources").rglob("*.docc/*.md")):

@@ -109,7 +109,8 @@ struct SerialQueueCrashTests {
         }
     }
 
-    @Test func aThreadThatCannotStartTrapsSayingWhy() async {
+    @Test(.disabled(if: Sanitizers.addressSanitizerIsActive, "capping the address space breaks AddressSanitizer"))
+    func aThreadThatCannotStartTrapsSayingWhy() async {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             limitAddressSpaceSoNoThreadStackFits()
             _ = SerialQueue(label: "no-thread")
@@ -120,7 +121,8 @@ struct SerialQueueCrashTests {
         }
     }
 
-    @Test func makeReportsAThreadThatCannotStartAsAnError() async {
+    @Test(.disabled(if: Sanitizers.addressSanitizerIsActive, "capping the address space breaks AddressSanitizer"))
+    func makeReportsAThreadThatCannotStartAsAnError() async {
         await #expect(processExitsWith: .success) {
             limitAddressSpaceSoNoThreadStackFits()
             do throws(SerialQueueError) {

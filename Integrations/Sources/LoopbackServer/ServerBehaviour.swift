@@ -1,0 +1,22 @@
+/// How a `LoopbackServer` behaves; change it while the server runs with
+/// `LoopbackServer.configure`.
+public struct ServerBehaviour: Sendable {
+    /// A token stops being accepted after this many accepted requests (`nil`: no limit).
+    public var tokenRequestLimit: Int?
+    /// A token stops being accepted this long after it was issued (`nil`: no limit).
+    public var tokenLifetime: Duration?
+    /// Reject every token, fresh ones included (a server the client can never satisfy).
+    public var rejectEveryToken = false
+    /// `POST /token` answers 500 instead of issuing a token.
+    public var refreshFails = false
+    /// `POST /token` waits this long before answering (so that expiries pile up behind it).
+    public var refreshDelay: Duration = .zero
+    /// `GET /fault/:id`: the chances, out of 100, of a 500, of an answer after `slowDelay`, and
+    /// of a connection closed without an answer; the rest answer 200 at once.
+    public var faultPercentages: (serverError: Int, slow: Int, drop: Int) = (0, 0, 0)
+    /// How long a slow `GET /fault/:id` takes.
+    public var slowDelay: Duration = .milliseconds(400)
+
+    /// Tokens never expire, the refresh succeeds at once, no faults.
+    public init() {}
+}

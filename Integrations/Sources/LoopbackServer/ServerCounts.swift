@@ -1,0 +1,42 @@
+/// What a `LoopbackServer`'s handlers saw, counted on the server side (a snapshot).
+public struct ServerCounts: Sendable {
+    /// One request a handler received.
+    public struct Arrival: Sendable, Hashable {
+        /// The route: `items`, `fault`, `loop`, `bench`, `token`.
+        public var route: String
+        /// The `:id` path parameter (or the loop step).
+        public var id: String
+        /// The bearer token it carried (`nil`: none).
+        public var token: String?
+        /// The status the handler chose (0: the connection was dropped).
+        public var status: Int
+        /// The `X-Tag` header, if any.
+        public var tag: String?
+    }
+
+    /// Every request received, in arrival order (routes `items`, `fault`, `loop`, `token`; not `bench`).
+    public var arrivals: [Arrival] = []
+    /// Requests received on every route, `bench` included.
+    public var received = 0
+    /// `POST /token` calls (refreshes), whatever they answered.
+    public var refreshCalls = 0
+    /// Tokens issued (successful refreshes).
+    public var tokensIssued = 0
+    /// Requests answered 401.
+    public var rejected = 0
+    /// The most requests in the handlers at once.
+    public var maximumInFlight = 0
+    /// Requests in the handlers now.
+    public var inFlight = 0
+    /// For each request marked `X-Unique: 1`: how many other requests were in the handlers when it arrived.
+    public var othersInFlightWhenUniqueArrived: [Int] = []
+    /// Requests that arrived while a request marked `X-Unique: 1` was in the handlers.
+    public var arrivedDuringUnique = 0
+    /// `GET /fault/:id` answers by kind: `ok`, `500`, `slow`, `drop`.
+    public var faults: [String: Int] = [:]
+
+    /// The arrivals of `route`.
+    public func arrivals(of route: String) -> [Arrival] {
+        self.arrivals.filter { $0.route == route }
+    }
+}

@@ -1,0 +1,102 @@
+import Synchronization
+
+/// The server's state, shared by its handlers (which capture it) and its owner.
+final class SharedServerState: Sendable {
+    private let mutex: Mutex<ServerState>
+
+    init(_ state: ServerState) {
+        self.mutex = Mutex(state)
+    }
+
+    func withLock<T>(_ body: (inout ServerState) -> T) -> T {
+        self.mutex.withLock { body(&$0) }
+    }
+}
+
+/// Everything a `LoopbackServer`'s handlers share, under its mutex.
+struct ServerState: Sendable {
+    var behaviour: ServerBehaviour
+    var counts = ServerCounts()
+    /// The token accepted now, when it was issued, and how many requests it has served.
+    var token: String
+    var tokenIssuedAt = ContinuousClock.now
+    var tokenUses = 0
+    var tokenExpired = false
+    var uniquesInFlight = 0
+    var random: SplitMix64
+
+    init(behaviour: ServerBehaviour, token: String, seed: UInt64) {
+        self.behaviour = behaviour
+        self.token = token
+        self.random = SplitMix64(seed: seed)
+    }
+
+    /// Whether `bearer` is accepted now; counts the use when it is.
+    mutating func accept(_ bearer: String?) -> Bool {
+        let behaviour = self.behaviour
+        guard !behaviour.rejectEveryToken, !self.tokenExpired, let bearer, bearer == self.token else { return false }
+        if let limit = behaviour.tokenRequestLimit, self.tokenUses >= limit { return false }
+        if let lifetime = behaviour.tokenLifetime, self.tokenIssuedAt.duration(to: .now) >= lifetime { return false }
+        self.tokenUses += 1
+        return true
+    }
+
+    /// Issues the next token.
+    mutating func issueToken() -> String {
+        self.counts.tokensIssued += 1
+        self.token = "t\(self.counts.tokensIssued)"
+        self.tokenIssuedAt = .now
+        self.tokenUses = 0
+        self.tokenExpired = false
+        return self.token
+    }
+
+    /// A request entered a handler.
+    mutating func enter(unique: Bool) {
+        self.counts.received += 1
+        if self.uniquesInFlight > 0 { self.counts.arrivedDuringUnique += 1 }
+        if unique {
+            self.counts.othersInFlightWhenUniqueArrived.append(self.counts.inFlight)
+            self.uniquesInFlight += 1
+        }
+        self.counts.inFlight += 1
+        self.counts.maximumInFlight = max(self.counts.maximumInFlight, self.counts.inFlight)
+    }
+
+    /// A request left its handler.
+    mutating func leave(unique: Bool) {
+        self.counts.inFlight -= 1
+        if unique { self.uniquesInFlight -= 1 }
+    }
+
+    /// The fault for the next `GET /fault/:id`.
+    mutating func drawFault() -> Fault {
+        let (serverError, slow, drop) = self.behaviour.faultPercentages
+        let roll = Int(self.random.next() % 100)
+        if roll < serverError { return .serverError }
+        if roll < serverError + slow { return .slow(self.behaviour.slowDelay) }
+        if roll < serverError + slow + drop { return .drop }
+        return .none
+    }
+
+    enum Fault {
+        case none, serverError, slow(Duration), drop
+    }
+}
+
+/// A small seeded generator (SplitMix64): the same seed gives the same faults.
+struct SplitMix64: Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        self.state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,20 @@
+/// The credential an `HTTPClientTransport` sends: a short-lived bearer token, as
+/// `Authorization: Bearer <value>`.
+public struct BearerToken: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// The token itself.
+    public var value: String
+
+    /// A token with `value`.
+    public init(_ value: String) {
+        self.value = value
+    }
+
+    public init(stringLiteral value: String) {
+        self.value = value
+    }
+
+    /// The `Authorization` header value: `Bearer <value>`.
+    public var headerValue: String { "Bearer \(self.value)" }
+
+    public var description: String { self.value }
+}

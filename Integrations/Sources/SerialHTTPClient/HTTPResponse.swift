@@ -1,0 +1,26 @@
+import NIOCore
+import NIOHTTP1
+
+/// What came back for an `HTTPRequest`: status, headers and the whole body.
+public struct HTTPResponse: Sendable, CustomStringConvertible {
+    /// The status.
+    public var status: HTTPResponseStatus
+    /// The headers.
+    public var headers: HTTPHeaders
+    /// The body (`nil` when there was none).
+    public var body: ByteBuffer?
+
+    /// A response from its parts.
+    public init(status: HTTPResponseStatus, headers: HTTPHeaders = [:], body: ByteBuffer? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The body decoded as UTF-8 (empty without a body).
+    public var bodyText: String {
+        self.body.map { String(buffer: $0) } ?? ""
+    }
+
+    public var description: String { "\(self.status.code) (\(self.body?.readableBytes ?? 0) bytes)" }
+}

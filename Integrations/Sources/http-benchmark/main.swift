@@ -1,0 +1,210 @@
+// Requests per second through RequestQueue + AsyncHTTPClient against AsyncHTTPClient alone:
+// the same loopback server, the same client, the same number of requests in flight.
+//
+//   swift run -c release http-benchmark [--requests N] [--concurrency C] [--runs R]
+//
+// Prints each run, then the median of each way and the ratios. Runs alternate between the
+// ways so that drift on a shared machine hits them alike.
+import AsyncHTTPClient
+import LoopbackServer
+import NIOCore
+import NIOHTTP1
+import SerialHTTPClient
+import SerialRuntime
+import Synchronization
+
+let arguments = BenchmarkArguments(CommandLine.arguments)
+let server = try await LoopbackServer.start()
+var clientConfiguration = HTTPClient.Configuration()
+clientConfiguration.connectionPool = .init(
+    idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: arguments.concurrency)
+let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
+let url = server.url("/bench")
+print("""
+    http-benchmark: \(arguments.requests) GET \(url) per run, \(arguments.concurrency) in flight, \
+    \(arguments.runs) runs of each way (alternating), after a warm-up
+    """)
+
+let ways: [Way] = [.client, .transport, .queue]
+var rates: [Way: [Double]] = [:]
+for way in ways { _ = try await way.measure(client: client, url: url, requests: arguments.requests / 5, concurrency: arguments.concurrency) }
+for run in 1...arguments.runs {
+    for way in ways {
+        let rate = try await way.measure(client: client, url: url, requests: arguments.requests, concurrency: arguments.concurrency)
+        rates[way, default: []].append(rate)
+        print("run \(run) \(way.name.padding(30)) \(Int(rate)) requests/s")
+    }
+}
+let medians = Dictionary(uniqueKeysWithValues: ways.map { ($0, median(rates[$0]!)) })
+print("")
+for way in ways {
+    let ratio = medians[way]! / medians[.client]!
+    print("median \(way.name.padding(30)) \(Int(medians[way]!)) requests/s  (\(percent(ratio)) of AsyncHTTPClient alone)")
+}
+let cost = 1 - medians[.queue]! / medians[.client]!
+print("RequestQueue costs \(percent(cost)) of AsyncHTTPClient's throughput (goal: at most 10%)")
+try await shutDown(client)
+await server.stop()
+
+/// One way of sending the same requests.
+enum Way: Hashable {
+    /// AsyncHTTPClient alone: `concurrency` chains, each sending its next request from the
+    /// completion of the previous one.
+    case client
+    /// `HTTPClientTransport.send` without a queue, chained the same way.
+    case transport
+    /// `RequestQueue` (`maximumConcurrent` = concurrency) over `HTTPClientTransport`; twice as
+    /// many requests submitted as may run, the next one submitted from each completion.
+    case queue
+
+    var name: String {
+        switch self {
+        case .client: "AsyncHTTPClient alone"
+        case .transport: "HTTPClientTransport alone"
+        case .queue: "RequestQueue + AsyncHTTPClient"
+        }
+    }
+
+    /// Sends `requests` requests; returns requests per second. Throws on any failed request.
+    func measure(client: HTTPClient, url: String, requests: Int, concurrency: Int) async throws -> Double {
+        let finish = FinishLine(total: requests)
+        var teardown: (@Sendable () async -> Void)? = nil
+        let send: Chain.Send
+        var chains = concurrency
+        switch self {
+        case .client:
+            // Built per request, as a caller of AsyncHTTPClient does (URL parsing included).
+            send = { done in
+                var headers = HTTPHeaders()
+                headers.add(name: "Authorization", value: "Bearer t0")
+                guard let request = try? HTTPClient.Request(url: url, method: .GET, headers: headers) else {
+                    return done(false)
+                }
+                client.execute(request: request).whenComplete { done((try? $0.get().status) == .ok) }
+            }
+        case .transport:
+            let transport = HTTPClientTransport(client: client)
+            send = { done in
+                transport.send(HTTPRequest(url: url), credential: "t0") { done((try? $0.get().status) == .ok) }
+            }
+        case .queue:
+            let scheduler = SerialQueue(label: "bench")
+            let queue = RequestQueue(
+                transport: HTTPClientTransport(client: client), credential: BearerToken("t0"),
+                policy: .init(classify: HTTPClientTransport.classify, refresh: { _, done in done(.success("t0")) }),
+                configuration: .init(maximumConcurrent: concurrency, agingInterval: nil), scheduler: scheduler)
+            send = { done in queue.submit(HTTPRequest(url: url)) { done($0.error == nil) } }
+            chains = 2 * concurrency  // some always wait in the queue, so a slot never idles
+            teardown = {
+                queue.shutdown()  // every request has ended: none is in flight to answer later
+                await scheduler.run {}
+                scheduler.shutdown()
+            }
+        }
+        let start = ContinuousClock.now
+        for _ in 0..<chains { Chain(finish: finish, send: send).next() }
+        await finish.wait()
+        let elapsed = ContinuousClock.now - start
+        await teardown?()
+        guard finish.failures == 0 else { throw BenchmarkFailure(failures: finish.failures) }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Double(requests) / seconds
+    }
+}
+
+/// Sends one request after another, each from the completion of the previous one, while the
+/// finish line hands out slots.
+final class Chain: Sendable {
+    typealias Send = @Sendable (_ done: @escaping @Sendable (_ ok: Bool) -> Void) -> Void
+    let finish: FinishLine
+    let send: Send
+
+    init(finish: FinishLine, send: @escaping Send) {
+        self.finish = finish
+        self.send = send
+    }
+
+    func next() {
+        guard self.finish.claim() else { return }
+        self.send { ok in
+            self.finish.record(ok: ok)
+            self.next()
+        }
+    }
+}
+
+/// Hands out `total` request slots and resumes `wait` once all of them completed.
+final class FinishLine: Sendable {
+    private let total: Int
+    private let claimed = Atomic<Int>(0)
+    private let completed = Atomic<Int>(0)
+    private let failed = Atomic<Int>(0)
+    private let stream: AsyncStream<Void>
+    private let sink: AsyncStream<Void>.Continuation
+
+    init(total: Int) {
+        self.total = total
+        (self.stream, self.sink) = AsyncStream.makeStream(of: Void.self)
+    }
+
+    /// `true` while requests remain to be sent.
+    func claim() -> Bool {
+        self.claimed.add(1, ordering: .relaxed).newValue <= self.total
+    }
+
+    func record(ok: Bool) {
+        if !ok { self.failed.add(1, ordering: .relaxed) }
+        if self.completed.add(1, ordering: .acquiringAndReleasing).newValue == self.total { self.sink.finish() }
+    }
+
+    var failures: Int { self.failed.load(ordering: .relaxed) }
+
+    func wait() async {
+        for await _ in self.stream {}
+    }
+}
+
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    var failures: Int
+    var description: String { "\(self.failures) requests failed; the figures would be meaningless" }
+}
+
+struct BenchmarkArguments {
+    var requests = 20_000
+    var concurrency = 16
+    var runs = 5
+
+    init(_ arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let flag = iterator.next() {
+            let value = iterator.next().flatMap { Int($0) }
+            switch (flag, value) {
+            case ("--requests", let value?) where value > 0: self.requests = value
+            case ("--concurrency", let value?) where value > 0: self.concurrency = value
+            case ("--runs", let value?) where value > 0: self.runs = value
+            default:
+                fatalError("http-benchmark: unknown argument \(flag); use --requests N --concurrency C --runs R")
+            }
+        }
+    }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+func percent(_ ratio: Double) -> String {
+    "\(Int((ratio * 1000).rounded()) / 10).\(abs(Int((ratio * 1000).rounded())) % 10)%"
+}
+
+extension String {
+    func padding(_ width: Int) -> String {
+        self + String(repeating: " ", count: max(0, width - self.count))
+    }
+}
+
+/// The async shutdown (top-level code would pick the future-returning overload).
+func shutDown(_ client: HTTPClient) async throws {
+    try await client.shutdown()
+}
