@@ -39,21 +39,36 @@ enum SyncWaitGraph {
         }
     }
 
-    /// The chain of waits from `start` back to it, if there is one.
+    /// The chain of waits from `start` back to it, if there is one. Allocates nothing unless it
+    /// finds one: every waiting `sync` comes here.
     private static func cycle(closedBy start: Waiter, in waiters: [Waiter]) -> [Waiter]? {
+        guard let length = Self.cycleLength(from: start, in: waiters) else { return nil }
         var chain = [start]
         var wanted = start.queue.toOpaque()
-        // Each step moves to another waiting thread; more steps than waiters means a cycle that
-        // does not pass through `start` (it was reported when it closed).
-        for _ in 0..<waiters.count {
-            guard let holder = waiters.first(where: { $0.stack.takeUnretainedValue().holds(address: wanted) }) else {
-                return nil
-            }
-            if holder.stack.toOpaque() == start.stack.toOpaque() { return chain }
+        for _ in 1..<length {
+            let holder = Self.holder(of: wanted, in: waiters)!
             chain.append(holder)
             wanted = holder.queue.toOpaque()
         }
+        return chain
+    }
+
+    /// How many threads the cycle through `start` has, or `nil` when the waits do not lead back.
+    private static func cycleLength(from start: Waiter, in waiters: [Waiter]) -> Int? {
+        var wanted = start.queue.toOpaque()
+        // Each step moves to another waiting thread; more steps than waiters means a cycle that
+        // does not pass through `start` (it was reported when it closed).
+        for step in 0..<waiters.count {
+            guard let holder = Self.holder(of: wanted, in: waiters) else { return nil }
+            if holder.stack.toOpaque() == start.stack.toOpaque() { return step + 1 }
+            wanted = holder.queue.toOpaque()
+        }
         return nil
+    }
+
+    /// The waiting thread that holds the queue whose core is at `queue`.
+    private static func holder(of queue: UnsafeMutableRawPointer, in waiters: [Waiter]) -> Waiter? {
+        waiters.first { $0.stack.takeUnretainedValue().holds(address: queue) }
     }
 
     /// "thread 123 "name" holds "a" and waits for "b" → thread 456 … holds "b" and waits for "a"".
