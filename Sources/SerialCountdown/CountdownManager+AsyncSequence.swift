@@ -37,7 +37,7 @@ extension CountdownManager {
         // Weak: the registration owns the continuation, which owns this closure.
         continuation.onTermination = { [weak self, weak registration] termination in
             guard case .cancelled = termination, let self, let registration else { return }
-            self.remove(registration, key: key)
+            self.remove(registration, key: key, as: .cancelled)
         }
         _ = self.insert(token, duration: duration, registration: registration)
         return CountdownSequence(base: stream, token: token)

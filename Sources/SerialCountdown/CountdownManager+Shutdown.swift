@@ -47,8 +47,10 @@ extension CountdownManager {
                 ended.append(slot.registration)  // released after unlocking
                 guard let receiver = slot.receiver else {
                     state.releasedCount += 1
+                    state.counts.receiverReleased += 1
                     continue
                 }
+                state.counts.shutDown += 1
                 deliveries.append(
                     EndingDelivery(
                         receiver: receiver, registration: slot.registration,

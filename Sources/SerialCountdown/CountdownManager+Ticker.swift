@@ -81,7 +81,7 @@ extension CountdownManager {
             delivery.registration.handler(receiver, tick, &stop)
             // The stop flag ends the countdown unless something else ended it during the call
             // (cancel or re-registration from the handler: that ending's call is on its way).
-            if stop && !delivery.isFinal && self.remove(delivery.registration, key: delivery.key) {
+            if stop && !delivery.isFinal && self.remove(delivery.registration, key: delivery.key, as: .stopped) {
                 var ignored = false
                 let stopped = CountdownTick(
                     remaining: .nanoseconds(delivery.remaining), missedTicks: missedTicks, end: .stopped)

@@ -74,6 +74,9 @@ extension CountdownManager {
         var shutDown: SchedulingError? = nil
         /// Countdowns that ended because their receiver was released (they get no call).
         var releasedCount = 0
+        /// Registrations accepted and countdowns ended by kind, for `serviceStatistics`: counted
+        /// where a slot enters and where it leaves the table.
+        var counts = Counts()
 
         /// The ticker's grid on the manager's clock: tick `k` falls due at
         /// `gridOrigin + k * interval`. Set when the ticker starts from idle.
@@ -98,6 +101,7 @@ extension CountdownManager {
             _ receiver: any CountdownReceiver, deadline: Int64, registration: Registration
         ) -> (CountdownRegistration, Registration?, Int64) {
             let key = ObjectIdentifier(receiver)
+            self.counts.registered += 1
             if let position = self.index[key] {
                 let previous = self.slots[position].registration
                 let previousDeadline = self.slots[position].deadline
@@ -105,8 +109,10 @@ extension CountdownManager {
                 let outcome: CountdownRegistration = self.slots[position].receiver === receiver ? .replaced : .started
                 if outcome == .started {
                     self.releasedCount += 1  // the slot of a released receiver, taken over
+                    self.counts.receiverReleased += 1
                     self.slots[position] = Slot(receiver: receiver, deadline: deadline, registration: registration)
                 } else {
+                    self.counts.replaced += 1
                     self.slots[position].deadline = deadline
                     self.slots[position].registration = registration
                 }
@@ -142,6 +148,7 @@ extension CountdownManager {
             if self.slots[position].receiver === receiver { return position }
             released.append(self.removeSlot(at: position))
             self.releasedCount += 1
+            self.counts.receiverReleased += 1
             return nil
         }
 
@@ -236,6 +243,7 @@ extension CountdownManager {
             _ sequence: UInt64, clockNow: Int64, schedulerNow: MonotonicInstant, interval: Int64,
             finishingTolerance: Int64, released: inout [Registration]
         ) -> TickPlan? {
+            self.counts.wakeUps += 1  // stale ones included: each ran on the scheduler
             guard self.phase == .armed(sequence) else { return nil }
             self.phase = .ticking(sequence)
             self.armedHandle = nil
@@ -264,11 +272,16 @@ extension CountdownManager {
                     guard let receiver = slots[position].receiver else {
                         self.removals.append(position)
                         self.releasedCount += 1
+                        self.counts.receiverReleased += 1
                         continue
                     }
                     let left = slots[position].deadline.saturatingSubtracting(clockNow)
                     let isFinal = left <= finishingTolerance
-                    if isFinal { self.removals.append(position) }
+                    if isFinal {
+                        self.removals.append(position)
+                        self.counts.finished += 1
+                        if left < -interval { self.counts.late += 1 }
+                    }
                     self.batch.append(
                         Delivery(receiver: receiver, key: slots[position].key,
                                  registration: slots[position].registration,

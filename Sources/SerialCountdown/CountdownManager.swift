@@ -168,6 +168,7 @@ public final class CountdownManager: Sendable {
             let slot = state.slots[position]
             let left = max(0, slot.deadline.saturatingSubtracting(self.clockNanoseconds()))
             let registration = state.removeSlot(at: position)
+            state.counts.cancelled += 1
             let delivery = EndingDelivery(
                 receiver: slot.receiver, registration: registration, remaining: left, end: .cancelled)
             return (state.addPendingEndings([delivery]), state.stopIfEmpty())
@@ -196,8 +197,10 @@ public final class CountdownManager: Sendable {
                 ended.append(slot.registration)  // released after unlocking, with the slots' last references
                 guard let receiver = slot.receiver else {
                     state.releasedCount += 1
+                    state.counts.receiverReleased += 1
                     continue
                 }
+                state.counts.cancelled += 1
                 deliveries.append(
                     EndingDelivery(receiver: receiver, registration: slot.registration,
                                    remaining: max(0, slot.deadline.saturatingSubtracting(now)), end: .cancelled))
@@ -301,16 +304,17 @@ public final class CountdownManager: Sendable {
 
     /// Removes the countdown held by exactly `registration` (under `key`), without a call. For
     /// the stop flag (whose caller makes the `.stopped` call) and for async sequences whose
-    /// consumer went away.
+    /// consumer went away (counted as `cancelled`).
     ///
     /// - Returns: Whether it was still in the table (`false`: something else ended it).
     @discardableResult
-    func remove(_ registration: Registration, key: ObjectIdentifier) -> Bool {
+    func remove(_ registration: Registration, key: ObjectIdentifier, as end: Counts.End) -> Bool {
         let (removed, stopTicker) = self.state.withLock { state -> (Bool, TickerStop?) in
             guard let position = state.index[key], state.slots[position].registration === registration else {
                 return (false, nil)
             }
             _ = state.removeSlot(at: position)  // `registration` is still referenced by the caller
+            state.counts.count(end)
             return (true, state.stopIfEmpty())
         }
         stopTicker?.apply()

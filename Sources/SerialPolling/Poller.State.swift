@@ -118,6 +118,14 @@ extension Poller {
 
         /// Responses ignored because their attempt was no longer the one in flight (all sessions).
         private(set) var droppedResponses = 0
+        /// Sessions ended, by outcome kind, and timers that fired (stale ones included), for
+        /// `serviceStatistics`; sessions started are `epoch`.
+        private(set) var completedSessions = 0
+        private(set) var failedSessions = 0
+        private(set) var timedOutSessions = 0
+        private(set) var cancelledSessions = 0
+        private(set) var shutDownSessions = 0
+        private(set) var timersFired = 0
 
         init(policy: PollPolicy, random: any RandomNumberGenerator & Sendable) {
             self.policy = policy
@@ -165,6 +173,7 @@ extension Poller {
 
         /// The next-query timer of `ticket` fired at `now`: start the attempt, unless stale.
         mutating func nextQueryFired(_ ticket: Ticket, now: MonotonicInstant) -> Effects {
+            self.timersFired += 1
             guard case .waiting(let current, _, _) = self.phase, current == ticket else { return Effects() }
             var effects = Effects()
             if let deadline = self.deadline, now >= deadline {
@@ -256,6 +265,7 @@ extension Poller {
 
         /// The attempt timer of `ticket` fired at `now`: the attempt is abandoned.
         mutating func attemptTimeoutFired(_ ticket: Ticket, now: MonotonicInstant) -> Effects {
+            self.timersFired += 1
             guard case .querying(let attempt) = self.phase, attempt.ticket == ticket else { return Effects() }
             var effects = Effects()
             if let deadline = self.deadline, now >= deadline {
@@ -362,6 +372,14 @@ extension Poller {
                 PollingMisuse.internalInconsistency("second outcome \(outcome) in phase \(self.phase)")
             }
             self.outcomeDecided = true
+            switch outcome {
+            case .completed: self.completedSessions += 1
+            case .failed(let error as PollError):
+                if case .schedulerShutDown = error { self.shutDownSessions += 1 } else { self.failedSessions += 1 }
+            case .failed: self.failedSessions += 1
+            case .timedOut: self.timedOutSessions += 1
+            case .cancelled: self.cancelledSessions += 1
+            }
             self.releaseCurrentPhase(&effects)
             self.phase = .finished(outcome)
             self.enqueue(.outcome(outcome, self.handlers!), &effects)

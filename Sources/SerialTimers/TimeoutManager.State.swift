@@ -27,6 +27,31 @@ extension TimeoutManager {
         }
     }
 
+    /// A task's terminal outcome kind, for `serviceStatistics`.
+    enum OutcomeKind: Int, CaseIterable {
+        case completed, failed, timedOut, cancelled, schedulerShutDown
+
+        init(_ outcome: TimeoutOutcome<Value>) {
+            switch outcome {
+            case .completed: self = .completed
+            case .failed: self = .failed
+            case .timedOut: self = .timedOut
+            case .cancelled: self = .cancelled
+            case .schedulerShutDown: self = .schedulerShutDown
+            }
+        }
+
+        var name: String {
+            switch self {
+            case .completed: return "completed"
+            case .failed: return "failed"
+            case .timedOut: return "timedOut"
+            case .cancelled: return "cancelled"
+            case .schedulerShutDown: return "schedulerShutDown"
+            }
+        }
+    }
+
     enum Begin {
         case started(UInt64)
         case joined
@@ -49,6 +74,10 @@ extension TimeoutManager {
         var nextDelivery: UInt64 = 0
         var lateResults = 0
         var skippedOperations = 0
+        /// Tasks started, and ended tasks by the outcome kind they are delivered with (indexed
+        /// by `OutcomeKind.rawValue`), for `serviceStatistics`.
+        var started = 0
+        var ended = [Int](repeating: 0, count: OutcomeKind.allCases.count)
 
         mutating func begin(
             key: String?, completion: @escaping Completion, maximumInFlight: Int
@@ -63,6 +92,7 @@ extension TimeoutManager {
             self.nextID &+= 1
             let id = self.nextID
             self.tasks[id] = Entry(key: key, first: completion)
+            self.started += 1
             if let key { self.keys[key] = id }
             return .started(id)
         }
@@ -83,11 +113,12 @@ extension TimeoutManager {
 
         /// Decides the task's outcome: returns its entry when this call ended it, `nil` when it
         /// had already ended (a late result is counted; a late timeout is not).
-        mutating func finish(_ id: UInt64, isResult: Bool) -> Entry? {
+        mutating func finish(_ id: UInt64, isResult: Bool, kind: OutcomeKind) -> Entry? {
             guard let entry = self.tasks.removeValue(forKey: id) else {
                 if isResult { self.lateResults += 1 }
                 return nil
             }
+            self.ended[kind.rawValue] += 1
             if let key = entry.key { self.keys[key] = nil }
             return entry
         }
@@ -98,9 +129,15 @@ extension TimeoutManager {
             return self.nextDelivery
         }
 
-        /// Every delivery not yet made, oldest first.
-        mutating func takeAllDeliveries() -> [Delivery] {
+        /// Every delivery not yet made, oldest first, once the scheduler is gone: the
+        /// ones that do not keep their outcome move to `.schedulerShutDown` in the counts.
+        mutating func takeAllDeliveriesForSchedulerShutdown() -> [Delivery] {
             defer { self.deliveries = [:] }
+            for delivery in self.deliveries.values where !delivery.keepsOutcome {
+                let kind = OutcomeKind(delivery.outcome)
+                self.ended[kind.rawValue] -= delivery.entries.count
+                self.ended[OutcomeKind.schedulerShutDown.rawValue] += delivery.entries.count
+            }
             return self.deliveries.sorted { $0.key < $1.key }.map(\.value)
         }
 
@@ -115,6 +152,7 @@ extension TimeoutManager {
             let entries = self.tasks.sorted { $0.key < $1.key }.map(\.value)  // in start order
             self.tasks = [:]
             self.keys = [:]
+            self.ended[(error == nil ? OutcomeKind.cancelled : .schedulerShutDown).rawValue] += entries.count
             return entries
         }
     }

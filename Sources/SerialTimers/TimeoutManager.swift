@@ -300,7 +300,9 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
     /// Ends everything left once the scheduler is gone: deliveries it dropped or refused
     /// first (decided first), then every task in flight with `.schedulerShutDown`.
     private static func endAll(_ state: LockedValue<State>, because error: SchedulingError) {
-        let (deliveries, entries) = state.withLock { ($0.takeAllDeliveries(), $0.shutDown(because: error)) }
+        let (deliveries, entries) = state.withLock { state in
+            (state.takeAllDeliveriesForSchedulerShutdown(), state.shutDown(because: error))
+        }
         for delivery in deliveries { Self.deliver(delivery.entries, delivery.outcome(whenShutDownBy: error)) }
         Self.deliver(entries, .schedulerShutDown(error))
     }
@@ -348,7 +350,7 @@ public final class TimeoutManager<Value: Sendable>: Sendable {
         case .completed, .failed: isResult = true
         case .timedOut, .cancelled, .schedulerShutDown: isResult = false
         }
-        guard let entry = self.state.withLock({ $0.finish(id, isResult: isResult) }) else { return false }
+        guard let entry = self.state.withLock({ $0.finish(id, isResult: isResult, kind: OutcomeKind(outcome)) }) else { return false }
         if isTimeout {
             // Decided on the scheduler, in the timer's turn: deliver right here.
             Self.deliver([entry], outcome)

@@ -51,6 +51,13 @@ extension TimerService {
         var stopReason: StopReason? = nil
         /// Delayed wake-ups that ran, stale ones included (observability for tests and benchmarks).
         var wakeUps = 0
+        /// Counters for `serviceStatistics`, each bumped where its event is decided.
+        var accepted = 0
+        var fired = 0
+        var cancelled = 0
+        var stopped = 0
+        var shutDown = 0
+        var late = 0
 
         init(clock: TickClock) {
             self.clock = clock
@@ -69,6 +76,7 @@ extension TimerService {
             if self.pendingCount >= maximumPending { throw .tooManyPending(limit: maximumPending) }
             self.catchUp(to: nowTick)
             timer.slot = self.wheel.insert(timer, at: WheelTick(self.clock.tickAtOrAfter(timer.deadline)))
+            self.accepted += 1
             return self.armIfEarlier()
         }
 
@@ -142,10 +150,13 @@ extension TimerService {
             guard available > 0 else { return }
             let end = self.backlogHead + min(limit, available)
             turn.batch.reserveCapacity(end - self.backlogHead)
-            let now = self.clock.instant(ofTick: self.wheel.currentTick.rawValue)
+            let currentTick = self.wheel.currentTick.rawValue
+            let now = self.clock.instant(ofTick: currentTick)
             for timer in self.backlog[self.backlogHead..<end] where timer.status == .pending {
                 guard let repeating = timer.repeating else {
                     timer.status = .fired
+                    self.fired += 1
+                    if currentTick > self.clock.tickAtOrAfter(timer.deadline) { self.late += 1 }
                     turn.batch.append(timer.callback!)
                     timer.callback = nil
                     continue
@@ -175,6 +186,7 @@ extension TimerService {
                 guard timer.repeating != nil, timer.status == .pending else { return nil }
             }
             timer.status = .cancelled
+            self.cancelled += 1
             defer { timer.callback = nil }
             self.shrinkIfIdle()
             return timer.callback
@@ -198,6 +210,7 @@ extension TimerService {
             let status = reason.status
             for timer in timers where timer.status == .pending {
                 timer.status = status
+                if case .stopped = reason { self.stopped += 1 } else { self.shutDown += 1 }
                 removed.append(timer.callback!)
                 timer.callback = nil
             }

@@ -113,6 +113,10 @@ import Testing
         #expect(threadFailures.withLock { $0 }.isEmpty, "seed \(seed): \(threadFailures.withLock { $0 })")
         queue.sync {}  // the last .cancelled calls were enqueued before this
         #expect(eventually(timeout: .seconds(10)) { manager._isTickerIdle }, "seed \(seed): ticker still armed")
+        let statistics = manager.serviceStatistics
+        #expect(
+            statistics.pending == 0 && statistics.accepted == statistics.ended,
+            "seed \(seed): service statistics \(statistics)")
 
         let records = tracker.records.withLock { $0 }
         #expect(records.count == tracker.nextID.load(ordering: .relaxed))

@@ -127,6 +127,14 @@ struct TimersStressTests {
         #expect(accepted.value + refused.value == Self.threads * perThread)
         let wrong = tally.wrong { $0 <= 1 }
         #expect(wrong.isEmpty, "seed \(seed): timers fired or were cancelled twice: \(wrong.prefix(10))")
+        let statistics = timers.serviceStatistics
+        #expect(
+            statistics.accepted == accepted.value && statistics.ended == accepted.value && statistics.pending == 0,
+            "seed \(seed): service statistics \(statistics), accepted \(accepted.value)")
+        #expect(
+            statistics.outcomes["fired"] == fired && statistics.outcomes["cancelled"] == cancelled
+                && statistics.outcomes["stopped"] == droppedByStop.value,
+            "seed \(seed): outcomes \(statistics.outcomes), fired \(fired), cancelled \(cancelled)")
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func timeoutTasksRacingTheirResultsGetExactlyOneOutcomePerCaller(mode: QueueMode) {
@@ -302,6 +310,10 @@ struct TimersStressTests {
                 #expect(counts.filter { $0 > 1 }.isEmpty, "seed \(seed) round \(round): a caller got two outcomes")
                 #expect(accepted.value + refused.value == Self.threads * perThread)
                 #expect(manager.inFlightCount == 0, "seed \(seed) round \(round)")
+                let statistics = manager.serviceStatistics
+                #expect(
+                    statistics.pending == 0 && statistics.accepted == statistics.ended,
+                    "seed \(seed) round \(round): service statistics \(statistics)")
             }
         }
     }

@@ -23,6 +23,11 @@ import Synchronization
 /// - timer `serial_queue_batch_wait` records the mean wait of the batches started since the
 ///   last update (the histogram itself stays in the queue).
 ///
+/// Per watched service (`watch(service:name:)`), with dimension `service`: counters
+/// `serial_service_accepted_total`, `serial_service_outcomes_total` (dimension `outcome` too),
+/// `serial_service_late_total`, `serial_service_wakeups_total` grow by what happened since the
+/// last update; gauge `serial_service_pending`.
+///
 /// **Threads.** Every method may be called from any thread. `update()` reads each queue's
 /// figures under that queue's lock, one at a time; metric handlers are called outside it.
 public final class SerialMetricsReporter: Sendable {
@@ -44,7 +49,53 @@ public final class SerialMetricsReporter: Sendable {
         let read: @Sendable () -> Double
     }
 
+    /// One watched service's metrics; outcome counters are made as their kinds first appear.
+    private final class ServiceMetrics: Sendable {
+        weak let service: (any ServiceStatisticsReporting)?
+        let name: String
+        let accepted: Counter
+        let late: Counter
+        let wakeUps: Counter
+        let pending: Gauge
+        let progress = Mutex<(last: ServiceStatistics, outcomes: [String: Counter])>(
+            (ServiceStatistics(accepted: 0, pending: 0, outcomes: [:]), [:]))
+
+        init(service: any ServiceStatisticsReporting, name: String, factory: any MetricsFactory) {
+            self.service = service
+            self.name = name
+            let dimensions = [("service", name)]
+            self.accepted = Counter(label: "serial_service_accepted_total", dimensions: dimensions, factory: factory)
+            self.late = Counter(label: "serial_service_late_total", dimensions: dimensions, factory: factory)
+            self.wakeUps = Counter(label: "serial_service_wakeups_total", dimensions: dimensions, factory: factory)
+            self.pending = Gauge(label: "serial_service_pending", dimensions: dimensions, factory: factory)
+        }
+
+        /// Exports what changed since the last call; one caller at a time (under `progress`).
+        func update(factory: any MetricsFactory) {
+            guard let service = self.service else { return }
+            let now = service.serviceStatistics
+            self.progress.withLock { progress in
+                let last = progress.last
+                self.accepted.increment(by: now.accepted - last.accepted)
+                self.late.increment(by: now.late - last.late)
+                self.wakeUps.increment(by: now.wakeUps - last.wakeUps)
+                self.pending.record(now.pending)
+                for (kind, count) in now.outcomes {
+                    let delta = count - (last.outcomes[kind] ?? 0)
+                    if progress.outcomes[kind] == nil {
+                        progress.outcomes[kind] = Counter(
+                            label: "serial_service_outcomes_total", dimensions: [("service", self.name), ("outcome", kind)],
+                            factory: factory)
+                    }
+                    if delta > 0 { progress.outcomes[kind]!.increment(by: delta) }
+                }
+                progress.last = now
+            }
+        }
+    }
+
     private struct State {
+        var services: [ServiceMetrics] = []
         var queues: [QueueMetrics] = []
         var gauges: [GaugeSource] = []
         var periodic: DelayedWork? = nil
@@ -75,6 +126,13 @@ public final class SerialMetricsReporter: Sendable {
         self.state.withLock { $0.queues.append(metrics) }
     }
 
+    /// Exports `service`'s `ServiceStatistics` from now on, with dimension `service` = `name`
+    /// (held weakly: a released service stops being exported).
+    public func watch(service: any ServiceStatisticsReporting, name: String) {
+        let metrics = ServiceMetrics(service: service, name: name, factory: self.factory)
+        self.state.withLock { $0.services.append(metrics) }
+    }
+
     /// Exports the value `read` returns as gauge `label` on each update: the way in for a
     /// service's figures (`TimerService.pendingCount`, `RequestQueue` statistics, …).
     public func addGauge(
@@ -84,12 +142,14 @@ public final class SerialMetricsReporter: Sendable {
         self.state.withLock { $0.gauges.append(GaugeSource(gauge: gauge, read: read)) }
     }
 
-    /// Reads every watched queue and gauge source once and exports the figures.
+    /// Reads every watched queue, service and gauge source once and exports the figures.
     public func update() {
-        let (queues, gauges) = self.state.withLock { state in
+        let (queues, gauges, services) = self.state.withLock { state in
             state.queues.removeAll { $0.queue == nil }
-            return (state.queues, state.gauges)
+            state.services.removeAll { $0.service == nil }
+            return (state.queues, state.gauges, state.services)
         }
+        for metrics in services { metrics.update(factory: self.factory) }
         var updated: [ObjectIdentifier: QueueStatistics] = [:]
         for metrics in queues {
             guard let queue = metrics.queue else { continue }

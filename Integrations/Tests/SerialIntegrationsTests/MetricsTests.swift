@@ -45,4 +45,35 @@ struct MetricsTests {
         reporter.update()
         #expect(try metrics.expectGauge("serial_timers_pending", [("service", "timers")]).lastValue == 0)
     }
+
+    @Test func aServicesCommonFiguresAreExportedByDelta() throws {
+        let metrics = TestMetrics()
+        let reporter = SerialMetricsReporter(factory: metrics)
+        let queue = SerialQueue(label: "timers")
+        let timers = TimerService(scheduler: queue)
+        reporter.watch(service: timers, name: "timers")
+        let service = [("service", "timers")]
+        func outcome(_ kind: String) throws -> Int64 {
+            try metrics.expectCounter("serial_service_outcomes_total", [("service", "timers"), ("outcome", kind)])
+                .totalValue
+        }
+        var handles: [TimerHandle] = []
+        for _ in 0..<4 { handles.append(try timers.schedule(after: .seconds(3_600)) {}) }
+        #expect(handles[0].cancel())
+        reporter.update()
+        #expect(try metrics.expectCounter("serial_service_accepted_total", service).totalValue == 4)
+        #expect(try metrics.expectGauge("serial_service_pending", service).lastValue == 3)
+        #expect(try outcome("cancelled") == 1)
+        #expect(try outcome("stopped") == 0)
+
+        timers.stop()
+        reporter.update()
+        reporter.update()  // nothing new: the counters do not grow again
+        #expect(try metrics.expectCounter("serial_service_accepted_total", service).totalValue == 4)
+        #expect(try metrics.expectGauge("serial_service_pending", service).lastValue == 0)
+        #expect(try outcome("cancelled") == 1)
+        #expect(try outcome("stopped") == 3)
+        #expect(try metrics.expectCounter("serial_service_late_total", service).totalValue == 0)
+        #expect(try metrics.expectCounter("serial_service_wakeups_total", service).totalValue == Int64(timers.wakeUpCount))
+    }
 }
