@@ -13,7 +13,7 @@ extension RequestQueue {
         kind: RequestKind? = nil,
         timeout: Duration? = nil
     ) async -> RequestResult<Response> {
-        let slot = CancellationSlot()
+        let slot = RequestCancellationSlot()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<RequestResult<Response>, Never>) in
                 let handle = self.submit(request, priority: priority, kind: kind, timeout: timeout) { result in
@@ -24,34 +24,5 @@ extension RequestQueue {
         } onCancel: {
             slot.cancel()
         }
-    }
-}
-
-/// Meets a task's cancellation and the handle of its request, in either order.
-private final class CancellationSlot: Sendable {
-    private enum Phase {
-        case empty
-        case attached(RequestHandle)
-        case cancelled
-    }
-
-    private let phase = LockedValue(Phase.empty)
-
-    func attach(_ handle: RequestHandle) {
-        let cancelNow = self.phase.withLock { phase in
-            if case .cancelled = phase { return true }
-            phase = .attached(handle)
-            return false
-        }
-        if cancelNow { handle.cancel() }
-    }
-
-    func cancel() {
-        let handle = self.phase.withLock { phase -> RequestHandle? in
-            defer { phase = .cancelled }
-            if case .attached(let handle) = phase { return handle }
-            return nil
-        }
-        handle?.cancel()
     }
 }

@@ -30,8 +30,10 @@ extension HTTPClientTransport {
             case 401: return .credentialExpired
             case 408, 429, 503:
                 return .retry(HTTPStatusError(status: response.status, request: request.description))
-            case 500, 502, 504 where request.isIdempotent:
-                return .retry(HTTPStatusError(status: response.status, request: request.description))
+            case 500, 502, 504:
+                // Retried only when sending again cannot do the work twice.
+                let error = HTTPStatusError(status: response.status, request: request.description)
+                return request.isIdempotent ? .retry(error) : .failure(error)
             default:
                 return .failure(HTTPStatusError(status: response.status, request: request.description))
             }

@@ -38,7 +38,7 @@ extension RequestQueue where Transport == HTTPClientTransport {
         kind: RequestKind? = nil,
         timeout: Duration? = nil
     ) async -> RequestResult<HTTPResponse> {
-        let slot = HandleSlot()
+        let slot = RequestCancellationSlot()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<RequestResult<HTTPResponse>, Never>) in
                 let handle = self.submit(request, priority: priority, kind: kind, timeout: timeout) { result in
