@@ -143,6 +143,7 @@ public final class TimerService: Sendable {
     /// - Parameters:
     ///   - period: the interval; at least one nanosecond.
     ///   - first: the first deadline.
+    ///   - callback: runs on the scheduler once per period that is not skipped.
     /// - Throws: as `schedule(after:_:)`.
     /// - Complexity: O(1); allocates the timer and its schedule (two objects).
     @discardableResult
