@@ -84,15 +84,18 @@ struct ServerState: Sendable {
     }
 }
 
-/// A small seeded generator (SplitMix64): the same seed gives the same faults.
-struct SplitMix64: Sendable {
+/// A small seeded generator (SplitMix64): the same seed gives the same faults, and a test's
+/// own choices (priorities, cancels) repeat with its seed too.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    /// A generator whose sequence is fixed by `seed`.
+    public init(seed: UInt64) {
         self.state = seed
     }
 
-    mutating func next() -> UInt64 {
+    /// The next value of the sequence.
+    public mutating func next() -> UInt64 {
         self.state &+= 0x9E37_79B9_7F4A_7C15
         var z = self.state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

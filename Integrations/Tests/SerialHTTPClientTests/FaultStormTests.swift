@@ -27,7 +27,7 @@ struct FaultStormTests {
         try await EndToEnd.run(
             behaviour: behaviour, configuration: configuration, attemptTimeout: Self.attemptTimeout, seed: seed
         ) { e2e in
-            var generator = SeededGenerator(seed: seed)
+            var generator = SplitMix64(seed: seed)
             let results = Completions<RequestResult<HTTPResponse>>()
             let window = 128  // requests submitted and not ended, at most; their timeouts start at submit
             var cancelled: Set<Int> = []
@@ -100,22 +100,5 @@ struct FaultStormTests {
                 server and \(servedAnyway.count) were answered 200 by it
                 """)
         }
-    }
-}
-
-/// SplitMix64: the test's own choices (priorities, cancels) repeat with the seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        self.state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

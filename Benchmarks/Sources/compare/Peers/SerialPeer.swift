@@ -1,14 +1,12 @@
 import SerialRuntime
 
-/// This library's `SerialQueue`.
-struct SerialPeer: Peer {
-    static let column = Column.serial
-    let queue: SerialQueue
+/// A peer that is one of this library's `SerialQueue`s: dedicated (`SerialPeer`) or on a
+/// `WorkerPool` (`PooledPeer`). Only how the queue is made differs.
+protocol SerialQueuePeer: Peer {
+    var queue: SerialQueue { get }
+}
 
-    init(label: String) {
-        self.queue = SerialQueue(label: label)
-    }
-
+extension SerialQueuePeer {
     @inline(__always)
     func execute(_ work: @escaping @Sendable () -> Void) {
         self.queue.async(work)
@@ -21,5 +19,15 @@ struct SerialPeer: Peer {
 
     func close() {
         self.queue.shutdown(.drain)
+    }
+}
+
+/// This library's `SerialQueue`, with its own thread.
+struct SerialPeer: SerialQueuePeer {
+    static let column = Column.serial
+    let queue: SerialQueue
+
+    init(label: String) {
+        self.queue = SerialQueue(label: label)
     }
 }
