@@ -70,6 +70,13 @@ enum Compare {
                 guard let value = rest.popFirst().flatMap({ Int($0) }), value >= 1 else { fail("--pooled-memory needs a count") }
                 print(PoolRows.pooledMemory(count: value))
                 exit(0)
+            case "--timer-memory":
+                // Internal: the child process of timers_memory_10m; prints its figures (MiB) on stdout.
+                guard let mode = rest.popFirst().flatMap(TimerMemoryRows.Mode.init(rawValue:)),
+                    let count = rest.popFirst().flatMap({ Int($0) }), count >= 1
+                else { fail("--timer-memory needs a mode (service or cancel) and a count") }
+                print(TimerMemoryRows.measure(mode, count: count).map { String($0) }.joined(separator: " "))
+                exit(0)
             case "-h", "--help":
                 print(usage)
                 exit(0)
