@@ -51,23 +51,28 @@ public struct TimerHandle: Sendable {
     /// For a repeating timer: the periods skipped so far because their deadline had passed
     /// before the previous one fired (never run late in a burst). Zero for one-shot timers.
     public var skippedPeriods: Int {
-        self.service.core.state.withLock { _ in self.timer.repeating?.skipped ?? 0 }
+        self.service.core.state.withLock { _ in (self.timer as? TimerService.RepeatingTimer)?.skipped ?? 0 }
     }
 
     /// For a repeating timer: how many periods have been handed to the scheduler so far.
     public var firedPeriods: Int {
-        self.service.core.state.withLock { _ in self.timer.repeating?.fired ?? (self.timer.status == .fired ? 1 : 0) }
+        self.service.core.state.withLock { state in
+            guard let repeating = self.timer as? TimerService.RepeatingTimer else {
+                return state.status(of: self.timer) == .fired ? 1 : 0
+            }
+            return repeating.fired
+        }
     }
 
     /// Whether the timer still waits in the wheel (neither due-and-taken, run, nor cancelled).
     public var isPending: Bool {
-        self.service.core.state.withLock { $0.wheel.contains(self.timer.slot) }
+        self.service.core.state.withLock { _ in self.timer.isInWheel }
     }
 
     /// Where the timer stands: `.pending` until its one terminal status (`.fired`,
     /// `.cancelled`, `.stopped` or `.schedulerShutDown`), which never changes afterwards.
     /// This is how a timer whose scheduler went away is observed: its callback does not run.
     public var status: TimerStatus {
-        self.service.core.state.withLock { _ in self.timer.status }
+        self.service.core.status(of: self.timer)
     }
 }

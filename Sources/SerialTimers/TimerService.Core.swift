@@ -39,10 +39,13 @@ extension TimerService {
         /// Stops for good with `reason`: pending timers end with its status, unrun.
         @discardableResult
         func stop(_ reason: StopReason = .stopped) -> Int {
-            let (removed, armed) = self.state.withLock { $0.stop(reason) }
+            var (removed, armed) = self.state.withLock { $0.stop(reason) }
             armed?.cancel()
             self.withdrawSubscription()
-            return removed.count  // the callbacks are released here, outside the lock
+            let count = removed.count
+            removed = []  // the callbacks are released here, outside the lock
+            if count >= State.trimThreshold { MallocTrim.returnFreeMemory() }
+            return count
         }
 
         private func withdrawSubscription() {
@@ -111,12 +114,16 @@ extension TimerService {
                 return outcome
             }
             aftermath.finish(self)
-            if aftermath.refusal != nil { return .ended(timer.statusUnderLock(self)) }
+            if aftermath.refusal != nil { return .ended(self.status(of: timer)) }
             return outcome
         }
 
         func cancel(_ timer: Timer) -> Bool {
-            let callback = self.state.withLock { $0.cancel(timer) }
+            let (callback, trim) = self.state.withLock { state in
+                let callback = state.cancel(timer)
+                return (callback, callback != nil && state.trimAfterMassEnd())
+            }
+            if trim { MallocTrim.returnFreeMemory() }  // after a mass cancel, outside the lock
             return callback != nil  // the callback is released here, outside the lock
         }
 
@@ -160,9 +167,9 @@ extension TimerService {
     }
 }
 
-extension TimerService.Timer {
-    /// `status`, read under the core's lock.
-    func statusUnderLock(_ core: TimerService.Core) -> TimerStatus {
-        core.state.withLock { _ in self.status }
+extension TimerService.Core {
+    /// How `timer` stands, read under the core's lock.
+    func status(of timer: TimerService.Timer) -> TimerStatus {
+        self.state.withLock { $0.status(of: timer) }
     }
 }

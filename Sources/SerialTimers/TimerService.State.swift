@@ -6,10 +6,10 @@ extension TimerService {
         case stopped
         case schedulerShutDown(SchedulingError)
 
-        var status: TimerStatus {
+        var stage: Stage {
             switch self {
             case .stopped: return .stopped
-            case .schedulerShutDown(let error): return .schedulerShutDown(error)
+            case .schedulerShutDown: return .schedulerShutDown
             }
         }
 
@@ -40,7 +40,7 @@ extension TimerService {
     ///   another generation is stale and does nothing. `backlog[backlogHead...]` holds due
     ///   timers not yet run, oldest first, and a follow-up turn is posted while it is non-empty.
     struct State {
-        var wheel: TimingWheel<Timer>
+        let wheel: Wheel
         let clock: TickClock
         var backlog: [Timer] = []
         var backlogHead = 0
@@ -59,9 +59,14 @@ extension TimerService {
         var shutDown = 0
         var late = 0
 
+        /// Timers ended by `cancel` or `stop` since memory was last given back, and the most
+        /// pending since then: the hysteresis of `trimAfterMassEnd`.
+        var endedSinceTrim = 0
+        var peakSinceTrim = 0
+
         init(clock: TickClock) {
             self.clock = clock
-            self.wheel = TimingWheel()
+            self.wheel = Wheel(clock: clock)
         }
 
         var isStopped: Bool { self.stopReason != nil }
@@ -75,8 +80,9 @@ extension TimerService {
             if let reason = self.stopReason { throw reason.error }
             if self.pendingCount >= maximumPending { throw .tooManyPending(limit: maximumPending) }
             self.catchUp(to: nowTick)
-            timer.slot = self.wheel.insert(timer, at: WheelTick(self.clock.tickAtOrAfter(timer.deadline)))
+            self.wheel.insert(timer)
             self.accepted += 1
+            self.peakSinceTrim = max(self.peakSinceTrim, self.wheel.count)
             return self.armIfEarlier()
         }
 
@@ -84,34 +90,34 @@ extension TimerService {
         mutating func reschedule(
             _ timer: Timer, to deadline: MonotonicInstant, nowTick: UInt64
         ) -> (TimerReschedule, Arm?) {
-            guard self.wheel.contains(timer.slot) else {
-                switch timer.status {
+            guard timer.isInWheel else {
+                switch self.status(of: timer) {
                 case .pending, .fired: return (.firedAtOldDeadline, nil)  // due and committed, or run
                 case let ended: return (.ended(ended), nil)
                 }
             }
             self.catchUp(to: nowTick)
-            timer.deadline = deadline
-            if let repeating = timer.repeating {
-                repeating.first = deadline  // the schedule restarts from the new deadline
-                repeating.index = 0
+            if let repeating = timer as? RepeatingTimer {
+                repeating.restart(at: deadline)  // the schedule restarts from the new deadline
+            } else {
+                timer.deadline = deadline
             }
-            self.wheel.reschedule(timer.slot, to: WheelTick(self.clock.tickAtOrAfter(deadline)))
+            self.wheel.move(timer)
             return (.movedToNewDeadline, self.armIfEarlier())
         }
 
         /// Brings an idle wheel up to now (free: nothing is due before the next slot), so an
         /// entry lands in the level its real distance calls for, not a stale one.
         private mutating func catchUp(to nowTick: UInt64) {
-            if self.wheel.nextExpiry.map({ $0.rawValue > nowTick }) ?? true {
-                self.wheel.advance(to: WheelTick(nowTick), into: &self.backlog)
+            if self.wheel.nextExpiry.map({ $0 > nowTick }) ?? true {
+                self.wheel.advance(to: nowTick, into: &self.backlog)
             }
         }
 
         /// Asks for a wake-up at the wheel's next slot when nothing is armed or the armed
         /// wake-up is later; the caller arms it and stores it with `armed(_:)`.
         mutating func armIfEarlier() -> Arm? {
-            guard let next = self.wheel.nextExpiry?.rawValue else { return nil }
+            guard let next = self.wheel.nextExpiry else { return nil }
             if let armed = self.armedTick, armed <= next { return nil }
             self.armedTick = next
             self.armGeneration &+= 1
@@ -131,7 +137,7 @@ extension TimerService {
             self.armedTick = nil
             self.armedWork = nil
             self.armGeneration &+= 1  // so a late wake-up of this generation is refused
-            self.wheel.advance(to: WheelTick(nowTick), into: &self.backlog)
+            self.wheel.advance(to: nowTick, into: &self.backlog)
             var turn = Turn()
             self.takeBatch(limit: limit, into: &turn)  // re-inserts repeating timers first
             return (turn, self.armIfEarlier())
@@ -150,23 +156,23 @@ extension TimerService {
             guard available > 0 else { return }
             let end = self.backlogHead + min(limit, available)
             turn.batch.reserveCapacity(end - self.backlogHead)
-            let currentTick = self.wheel.currentTick.rawValue
+            let currentTick = self.wheel.currentTick
             let now = self.clock.instant(ofTick: currentTick)
-            for timer in self.backlog[self.backlogHead..<end] where timer.status == .pending {
-                guard let repeating = timer.repeating else {
-                    timer.status = .fired
+            for timer in self.backlog[self.backlogHead..<end] {
+                guard let repeating = timer as? RepeatingTimer else {
+                    guard let callback = timer.end(.fired) else { continue }  // cancelled while due
                     self.fired += 1
                     if currentTick > self.clock.tickAtOrAfter(timer.deadline) { self.late += 1 }
-                    turn.batch.append(timer.callback!)
-                    timer.callback = nil
+                    turn.batch.append(callback)
                     continue
                 }
+                guard let callback = repeating.callback else { continue }
                 // Back in the wheel before its callback runs, so a cancel from inside the
                 // callback stops it; missed periods are skipped and counted, never burst.
-                turn.batch.append(timer.callback!)
+                turn.batch.append(callback)
                 repeating.fired += 1
-                timer.deadline = repeating.advance(past: now)
-                timer.slot = self.wheel.insert(timer, at: WheelTick(self.clock.tickAtOrAfter(timer.deadline)))
+                repeating.advance(past: now)
+                self.wheel.insert(repeating)
             }
             self.backlogHead = end
             if end == self.backlog.count {
@@ -180,22 +186,39 @@ extension TimerService {
 
         /// Removes a waiting timer: its callback is returned, to be released outside the lock.
         mutating func cancel(_ timer: Timer) -> (@Sendable () -> Void)? {
-            if self.wheel.cancel(timer.slot) == nil {
-                // A due one-shot timer is committed; a due repeating one is stopped here and
-                // skipped when its turn comes.
-                guard timer.repeating != nil, timer.status == .pending else { return nil }
-            }
-            timer.status = .cancelled
+            // A due one-shot timer is committed; a due repeating one is stopped here and
+            // skipped when its turn comes.
+            guard self.wheel.remove(timer) || timer is RepeatingTimer else { return nil }
+            guard let callback = timer.end(.cancelled) else { return nil }
             self.cancelled += 1
-            defer { timer.callback = nil }
-            self.shrinkIfIdle()
-            return timer.callback
+            self.endedSinceTrim += 1
+            return callback
         }
 
-        /// Gives the node storage back once the wheel has emptied (after a mass cancel), with
-        /// hysteresis: small wheels keep theirs, so a steady trickle never reallocates.
-        mutating func shrinkIfIdle() {
-            if self.wheel.isEmpty && self.wheel.nodeCapacity > 4096 { self.wheel.releaseStorage() }
+        /// Whether the timers' memory should go back to the system now: after at least
+        /// `trimThreshold` timers ended by `cancel` or `stop`, once the pending count has fallen
+        /// below a quarter of its peak since the last time (hysteresis: a steady trickle of
+        /// cancels never asks). Resets the count when it says yes.
+        mutating func trimAfterMassEnd() -> Bool {
+            guard self.endedSinceTrim >= State.trimThreshold, self.pendingCount < self.peakSinceTrim / 4 else { return false }
+            self.endedSinceTrim = 0
+            self.peakSinceTrim = self.pendingCount
+            return true
+        }
+
+        static let trimThreshold = 65_536
+
+        /// How `timer` stands, for its handle.
+        func status(of timer: Timer) -> TimerStatus {
+            switch timer.stage {
+            case .pending, .anchor: return .pending
+            case .fired: return .fired
+            case .cancelled: return .cancelled
+            case .stopped: return .stopped
+            case .schedulerShutDown:
+                guard case .schedulerShutDown(let error) = self.stopReason else { return .stopped }
+                return .schedulerShutDown(error)
+            }
         }
 
         /// Stops for good: every timer not yet handed to a turn ends with `reason`'s status;
@@ -203,18 +226,16 @@ extension TimerService {
         mutating func stop(_ reason: StopReason) -> (removed: [@Sendable () -> Void], armed: DelayedWork?) {
             guard self.stopReason == nil else { return ([], nil) }
             self.stopReason = reason
-            var timers = self.wheel.removeAll()
-            timers.append(contentsOf: self.backlog[self.backlogHead...])
             var removed: [@Sendable () -> Void] = []
-            removed.reserveCapacity(timers.count)
-            let status = reason.status
-            for timer in timers where timer.status == .pending {
-                timer.status = status
-                if case .stopped = reason { self.stopped += 1 } else { self.shutDown += 1 }
-                removed.append(timer.callback!)
-                timer.callback = nil
+            removed.reserveCapacity(self.pendingCount)
+            let stage = reason.stage
+            let end = { (timer: Timer) in
+                if let callback = timer.end(stage) { removed.append(callback) }
             }
-            self.wheel.releaseStorage()
+            self.wheel.removeAll(end)
+            self.backlog[self.backlogHead...].forEach(end)
+            if case .stopped = reason { self.stopped += removed.count } else { self.shutDown += removed.count }
+            self.endedSinceTrim += removed.count
             self.backlog = []
             self.backlogHead = 0
             let armed = self.armedWork

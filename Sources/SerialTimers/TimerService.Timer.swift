@@ -1,39 +1,83 @@
 import SerialCore
 
 extension TimerService {
-    /// One timer: the record the wheel keeps while it waits and the object a `TimerHandle`
-    /// points at, so a one-shot timer costs one allocation. It holds no reference to the
-    /// service, so a pending timer does not keep a released service alive.
-    final class Timer: @unchecked Sendable {  // every `var`: under the core's lock
-        /// Taken (set to `nil`) by whoever moves the timer out of `.pending`.
-        var callback: (@Sendable () -> Void)?
-        /// The deadline of the next (or last) firing.
-        var deadline: MonotonicInstant
-        /// Where the timer sits in the wheel while it waits.
-        var slot = TimingWheel<Timer>.Handle(index: -1, generation: 0)
-        var status = TimerStatus.pending
-        /// Set for `schedule(every:)` timers only, so one-shot timers do not pay for it.
-        var repeating: Repeating?
+    /// One timer: the object a `TimerHandle` points at and, while it waits, its own node in the
+    /// service's `Wheel`. A pending one-shot timer is this one allocation of 56 bytes (a
+    /// 64-byte malloc chunk): 16 of object header, 16 for `stage`, 8 for the deadline, 16 for
+    /// the links. It holds no reference to the service, so a pending timer does not keep a
+    /// released service alive.
+    ///
+    /// Not `final`: a repeating timer is a `RepeatingTimer`, so one-shot timers do not carry
+    /// a repeating schedule's fields.
+    class Timer: @unchecked Sendable {  // every `var`: under the core's lock
+        /// The callback while the timer is pending, then how it ended: one field for both, so
+        /// the status costs no byte (the cases without payload live in the closure's spare
+        /// values).
+        final var stage: Stage
+        /// The deadline of the next (or last) firing, exactly as asked (the wheel rounds it up
+        /// to a tick when it files the timer).
+        final var deadline: MonotonicInstant
+        /// Neighbours in the wheel's slot list, both `nil` while the timer is not in the wheel.
+        /// Unmanaged: the wheel owns one retain of each timer it holds (see `Wheel`).
+        final var next: Unmanaged<Timer>?
+        final var previous: Unmanaged<Timer>?
 
-        init(deadline: MonotonicInstant, callback: @escaping @Sendable () -> Void) {
+        init(deadline: MonotonicInstant, stage: Stage) {
             self.deadline = deadline
-            self.callback = callback
+            self.stage = stage
+        }
+
+        /// Whether the timer waits in the wheel (not yet due, or due and not yet expired).
+        final var isInWheel: Bool { self.next != nil }
+
+        /// The callback, if the timer is still pending.
+        final var callback: (@Sendable () -> Void)? {
+            if case .pending(let callback) = self.stage { return callback }
+            return nil
+        }
+
+        /// Ends the timer with `stage` and hands back its callback, to be released outside the
+        /// lock; `nil` when it had already ended.
+        final func end(_ stage: Stage) -> (@Sendable () -> Void)? {
+            guard case .pending(let callback) = self.stage else { return nil }
+            self.stage = stage
+            return callback
         }
     }
 
-    /// A repeating timer's schedule: fixed rate, every deadline computed from the first one
+    /// Where a timer stands. The terminal cases carry nothing: `.schedulerShutDown`'s reason
+    /// is the service's (`State.stopReason`), the same for every timer it ended.
+    enum Stage {
+        case pending(@Sendable () -> Void)
+        case fired
+        case cancelled
+        case stopped
+        case schedulerShutDown
+        /// Not a timer: the anchor of one of the wheel's slot lists.
+        case anchor
+    }
+
+    /// A `schedule(every:)` timer: fixed rate, every deadline computed from the first one
     /// (`first + index × period`), so rounding never accumulates into drift.
-    final class Repeating {  // under the core's lock
+    final class RepeatingTimer: Timer, @unchecked Sendable {  // under the core's lock
         let periodNanoseconds: UInt64
         var first: MonotonicInstant
-        /// Which period `Timer.deadline` is: `first + index × period`.
+        /// Which period `deadline` is: `first + index × period`.
         var index: UInt64 = 0
         var fired = 0
         var skipped = 0
 
-        init(periodNanoseconds: UInt64, first: MonotonicInstant) {
+        init(periodNanoseconds: UInt64, first: MonotonicInstant, callback: @escaping @Sendable () -> Void) {
             self.periodNanoseconds = periodNanoseconds
             self.first = first
+            super.init(deadline: first, stage: .pending(callback))
+        }
+
+        /// Restarts the schedule from `deadline` (a reschedule).
+        func restart(at deadline: MonotonicInstant) {
+            self.first = deadline
+            self.index = 0
+            self.deadline = deadline
         }
 
         /// The deadline of period `index`, saturating at `distantFuture`.
@@ -45,7 +89,7 @@ extension TimerService {
 
         /// Moves to the first period after `now`; the periods jumped over are counted as
         /// skipped, never run in a burst.
-        func advance(past now: MonotonicInstant) -> MonotonicInstant {
+        func advance(past now: MonotonicInstant) {
             var next = self.index &+ 1
             if now >= self.first {
                 let late = (now.nanoseconds - self.first.nanoseconds) / self.periodNanoseconds &+ 1
@@ -53,7 +97,22 @@ extension TimerService {
             }
             self.skipped += Int(clamping: next - self.index - 1)
             self.index = next
-            return self.deadline(ofPeriod: next)
+            self.deadline = self.deadline(ofPeriod: next)
+        }
+    }
+
+    /// The anchor of one slot list of the `Wheel`: the list runs from it and back to it, so
+    /// an empty slot is an anchor linked to itself.
+    final class Anchor: Timer, @unchecked Sendable {
+        /// `level * 64 + slot`.
+        let flat: Int
+
+        init(flat: Int) {
+            self.flat = flat
+            super.init(deadline: .distantFuture, stage: .anchor)
+            let me = Unmanaged.passUnretained(self as Timer)
+            self.next = me
+            self.previous = me
         }
     }
 }

@@ -1,6 +1,7 @@
 import SerialCore
 
-/// Timers on one scheduler, kept in a `TimingWheel` and woken by a single delayed wake-up.
+/// Timers on one scheduler, kept in a timing wheel (`TimingWheel`'s levels and slots, threaded
+/// through the timers themselves) and woken by a single delayed wake-up.
 ///
 /// ```swift
 /// let queue = SerialQueue(label: "timers")
@@ -43,7 +44,8 @@ import SerialCore
 /// ended with the others).
 ///
 /// - Complexity: `schedule` and `cancel` are O(1) whatever the number of pending timers:
-///   a wheel insert or unlink under the lock, and one allocation (the handle).
+///   a wheel insert or unlink under the lock, and one allocation (the timer, which is its own
+///   wheel node: 64 bytes of heap per pending timer, plus whatever its callback captures).
 public final class TimerService: Sendable {
     /// The scheduler callbacks run on.
     public let scheduler: any Scheduling
@@ -100,13 +102,14 @@ public final class TimerService: Sendable {
     /// - Throws: `.stopped` after `stop()`; `.schedulerShutDown` once the scheduler is gone;
     ///   `.tooManyPending` when `maximumPending` timers wait.
     /// - Complexity: O(1): a wheel insert under the lock, plus a scheduler call only when
-    ///   this timer is due before the armed wake-up. Allocates the handle.
+    ///   this timer is due before the armed wake-up. Allocates the timer (64 bytes; the handle
+    ///   is a struct).
     @discardableResult
     public func schedule(
         after delay: Duration, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
         let now = self.scheduler.now
-        let timer = Timer(deadline: now.advanced(by: delay), callback: callback)
+        let timer = Timer(deadline: now.advanced(by: delay), stage: .pending(callback))
         try self.core.insert(timer, now: now)
         return TimerHandle(service: self, timer: timer)
     }
@@ -120,7 +123,7 @@ public final class TimerService: Sendable {
     public func schedule(
         at deadline: MonotonicInstant, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
-        let timer = Timer(deadline: deadline, callback: callback)
+        let timer = Timer(deadline: deadline, stage: .pending(callback))
         try self.core.insert(timer, now: self.scheduler.now)
         return TimerHandle(service: self, timer: timer)
     }
@@ -145,7 +148,7 @@ public final class TimerService: Sendable {
     ///   - first: the first deadline.
     ///   - callback: runs on the scheduler once per period that is not skipped.
     /// - Throws: as `schedule(after:_:)`.
-    /// - Complexity: O(1); allocates the timer and its schedule (two objects).
+    /// - Complexity: O(1); allocates the timer (one object, with its schedule).
     @discardableResult
     public func schedule(
         every period: Duration, startingAt first: MonotonicInstant? = nil, _ callback: @escaping @Sendable () -> Void
@@ -154,8 +157,7 @@ public final class TimerService: Sendable {
         if nanoseconds < 1 { TimersMisuse.invalidPeriod(period) }
         let now = self.scheduler.now
         let deadline = first ?? now.advanced(by: period)
-        let timer = Timer(deadline: deadline, callback: callback)
-        timer.repeating = Repeating(periodNanoseconds: UInt64(nanoseconds), first: deadline)
+        let timer = RepeatingTimer(periodNanoseconds: UInt64(nanoseconds), first: deadline, callback: callback)
         try self.core.insert(timer, now: now)
         return TimerHandle(service: self, timer: timer)
     }

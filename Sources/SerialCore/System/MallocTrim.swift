@@ -1,8 +1,8 @@
 /// glibc's `malloc_trim`, which the Glibc module does not export.
-enum MallocTrim {
+package enum MallocTrim {
     /// Returns free memory at the top of every malloc arena, and whole free pages inside them,
     /// to the system.
-    static func returnFreeMemory() {
+    package static func returnFreeMemory() {
         _ = glibcMallocTrim(0)
     }
 }

@@ -1,0 +1,250 @@
+import SerialCore
+
+extension TimerService {
+    /// The wheel a `TimerService` keeps its pending timers in: `TimingWheel`'s levels, slots and
+    /// bitmaps (`WheelLevel` says how a deadline maps to them), but intrusive. Each slot is a
+    /// circular doubly-linked list threaded through the timers themselves, from the slot's
+    /// `Anchor` back to it, so a timer needs no node of its own (10M pending timers are 10M
+    /// 64-byte objects and nothing else), and unlinking one needs no slot number: a timer whose
+    /// two neighbours are the same object was the slot's last, and that object is the anchor.
+    ///
+    /// Ownership: the wheel holds one retain of each timer it holds, taken by `insert`, given
+    /// back by `remove`, handed to the caller by `advance` and `removeAll`, and released by
+    /// `deinit` for whatever is left. A class for that reason (a struct's copies would share
+    /// those retains). Not thread-safe: the service uses it under its lock.
+    ///
+    /// A timer is filed at the tick its deadline rounds up to (`TickClock.tickAtOrAfter`), or
+    /// at `currentTick + 1` when that has passed; `advance` expires it at that tick. The
+    /// deadline is read again when a timer cascades to a finer level, so moving a timer is
+    /// changing its deadline and filing it again (`move`).
+    ///
+    /// - Invariant: every held timer is due after `currentTick` and sits in the slot its due
+    ///   tick maps to from `currentTick`; a level's bitmap bit is set exactly when that slot's
+    ///   list is non-empty; `count` is the number of held timers. `checkInvariants()` walks it
+    ///   all in builds with `SERIAL_INTERNAL_CHECKS`.
+    final class Wheel {
+        let clock: TickClock
+        /// The tick the wheel stands at: everything due at or before it has been expired.
+        private(set) var currentTick: UInt64 = 0
+        /// How many timers the wheel holds.
+        private(set) var count = 0
+        /// Per `level * 64 + slot`: the slot list's anchor, made the first time the slot is used.
+        private var anchors: [Anchor?]
+        /// Per level: bit `s` set exactly when slot `s` of that level is non-empty.
+        private var occupied: [UInt64]
+
+        init(clock: TickClock) {
+            self.clock = clock
+            self.anchors = Array(repeating: nil, count: WheelLevel.count * WheelLevel.slotsPerLevel)
+            self.occupied = Array(repeating: 0, count: WheelLevel.count)
+        }
+
+        deinit {
+            self.removeAll { _ in }
+        }
+
+        var isEmpty: Bool { self.count == 0 }
+
+        /// Holds `timer` until its deadline's tick. The timer must not be in the wheel.
+        ///
+        /// - Complexity: O(1), no allocation once its slot has been used before.
+        func insert(_ timer: Timer) {
+            assert(!timer.isInWheel, "internal inconsistency: inserting a timer that is in the wheel")
+            self.link(Unmanaged.passRetained(timer), at: self.dueTick(of: timer))
+            self.count += 1
+        }
+
+        /// Takes `timer` out of the wheel; `false` when it was not in it.
+        ///
+        /// - Complexity: O(1).
+        @discardableResult
+        func remove(_ timer: Timer) -> Bool {
+            guard timer.isInWheel else { return false }
+            self.unlink(timer)
+            self.count -= 1
+            Unmanaged.passUnretained(timer).release()  // the wheel's retain
+            return true
+        }
+
+        /// Files `timer` again after its deadline changed. The timer must be in the wheel.
+        ///
+        /// - Complexity: O(1), no allocation once its new slot has been used before.
+        func move(_ timer: Timer) {
+            assert(timer.isInWheel, "internal inconsistency: moving a timer that is not in the wheel")
+            self.unlink(timer)
+            self.link(Unmanaged.passUnretained(timer), at: self.dueTick(of: timer))  // keeps the wheel's retain
+        }
+
+        /// The first tick of the earliest non-empty slot, or `nil` when the wheel is empty; see
+        /// `TimingWheel.nextExpiry`.
+        var nextExpiry: UInt64? {
+            guard let (level, slot) = self.earliestOccupiedSlot() else { return nil }
+            return WheelLevel.start(level: level, slot: slot, now: self.currentTick)
+        }
+
+        /// Moves the wheel to `tick` and appends every timer due at or before it to `expired`,
+        /// in due-tick order (insertion order within a tick); those timers leave the wheel and
+        /// `expired` takes over the wheel's retain. Moving to the past or the present does nothing.
+        ///
+        /// - Complexity: O(expired + cascaded + levels × slots processed); empty ticks cost nothing.
+        func advance(to tick: UInt64, into expired: inout [Timer]) {
+            let target = min(tick, WheelTick.latest.rawValue)
+            guard target > self.currentTick else { return }
+            var processed = false
+            while let (level, slot) = self.earliestOccupiedSlot() {
+                let start = WheelLevel.start(level: level, slot: slot, now: self.currentTick)
+                guard start <= target else { break }
+                processed = true
+                // Stand at the slot's first tick: every lower level is empty (an occupied lower
+                // slot would start earlier), so cascading timers keep their order.
+                self.currentTick = start
+                let anchor = self.anchors[level &* WheelLevel.slotsPerLevel &+ slot]!
+                var node = anchor.next!
+                self.detachAll(anchor, level: level, slot: slot)
+                while node.toOpaque() != Unmanaged.passUnretained(anchor).toOpaque() {
+                    let timer = node.takeUnretainedValue()
+                    let following = timer.next!
+                    let due = self.clock.tickAtOrAfter(timer.deadline)
+                    if due <= start {
+                        timer.next = nil
+                        timer.previous = nil
+                        self.count -= 1
+                        expired.append(node.takeRetainedValue())
+                    } else {
+                        self.link(node, at: due)  // to a finer level: its tick is within this slot's span
+                    }
+                    node = following
+                }
+            }
+            self.currentTick = target
+            if processed { self.checkInvariants() }
+        }
+
+        /// Takes every timer out of the wheel, handing each to `body` (in no particular order);
+        /// `currentTick` does not move.
+        ///
+        /// - Complexity: O(n + levels × slots).
+        func removeAll(_ body: (Timer) -> Void) {
+            for (flat, anchor) in self.anchors.enumerated() {
+                guard let anchor, self.occupied[flat / WheelLevel.slotsPerLevel] != 0 else { continue }
+                var node = anchor.next!
+                self.detachAll(anchor, level: flat / WheelLevel.slotsPerLevel, slot: flat % WheelLevel.slotsPerLevel)
+                while node.toOpaque() != Unmanaged.passUnretained(anchor).toOpaque() {
+                    let timer = node.takeRetainedValue()
+                    node = timer.next!
+                    timer.next = nil
+                    timer.previous = nil
+                    body(timer)
+                }
+            }
+            self.count = 0
+            self.checkInvariants()
+        }
+
+        // MARK: - Slot lists
+
+        /// The tick `timer` is due at: its deadline rounded up to a tick, and after `currentTick`.
+        private func dueTick(of timer: Timer) -> UInt64 {
+            max(self.clock.tickAtOrAfter(timer.deadline), self.currentTick &+ 1)
+        }
+
+        /// Appends `node` to the tail of the slot `due` maps to from `currentTick`. Takes no retain.
+        private func link(_ node: Unmanaged<Timer>, at due: UInt64) {
+            let level = WheelLevel.level(for: due, now: self.currentTick)
+            let slot = WheelLevel.slot(for: due, level: level)
+            let anchor = self.anchor(level: level, slot: slot)
+            let anchorNode = Unmanaged.passUnretained(anchor as Timer)
+            let tail = anchor.previous!
+            let timer = node.takeUnretainedValue()
+            timer.previous = tail
+            timer.next = anchorNode
+            tail.takeUnretainedValue().next = node
+            anchor.previous = node
+            if tail.toOpaque() == anchorNode.toOpaque() { self.occupied[level] |= 1 << UInt64(slot) }
+        }
+
+        /// Takes `timer` out of its slot list, clearing the slot's bit when it was the last.
+        private func unlink(_ timer: Timer) {
+            let previous = timer.previous!
+            let next = timer.next!
+            previous.takeUnretainedValue().next = next
+            next.takeUnretainedValue().previous = previous
+            timer.next = nil
+            timer.previous = nil
+            if previous.toOpaque() == next.toOpaque() {
+                // Its neighbours on both sides are one object: the anchor, now alone.
+                let flat = unsafeDowncast(previous.takeUnretainedValue(), to: Anchor.self).flat
+                self.occupied[flat / WheelLevel.slotsPerLevel] &= ~(1 << UInt64(flat % WheelLevel.slotsPerLevel))
+            }
+        }
+
+        /// Empties a slot at once (its timers keep their links, for the caller to walk).
+        private func detachAll(_ anchor: Anchor, level: Int, slot: Int) {
+            let me = Unmanaged.passUnretained(anchor as Timer)
+            anchor.next = me
+            anchor.previous = me
+            self.occupied[level] &= ~(1 << UInt64(slot))
+        }
+
+        private func anchor(level: Int, slot: Int) -> Anchor {
+            let flat = level &* WheelLevel.slotsPerLevel &+ slot
+            if let anchor = self.anchors[flat] { return anchor }
+            let anchor = Anchor(flat: flat)
+            self.anchors[flat] = anchor
+            return anchor
+        }
+
+        /// The lowest set bit of the lowest non-empty level, which is the earliest slot.
+        private func earliestOccupiedSlot() -> (level: Int, slot: Int)? {
+            for level in 0..<WheelLevel.count {
+                let bits = self.occupied[level]
+                if bits != 0 { return (level, bits.trailingZeroBitCount) }
+            }
+            return nil
+        }
+
+        /// Walks the whole wheel and traps, naming what is wrong, if an invariant is broken:
+        /// bits match non-empty slots, lists are well linked both ways, each timer is pending,
+        /// due after `currentTick` and in the slot its due tick maps to, `count` is the total.
+        /// Compiled only with `SERIAL_INTERNAL_CHECKS` (opt-in); otherwise it does nothing.
+        ///
+        /// - Complexity: O(n + levels × slots).
+        func checkInvariants() {
+            #if SERIAL_INTERNAL_CHECKS
+            var held = 0
+            for level in 0..<WheelLevel.count {
+                for slot in 0..<WheelLevel.slotsPerLevel {
+                    let anchor = self.anchors[level * WheelLevel.slotsPerLevel + slot]
+                    let anchorNode = anchor.map { Unmanaged.passUnretained($0 as Timer).toOpaque() }
+                    let bit = self.occupied[level] & (1 << UInt64(slot)) != 0
+                    let empty = anchor.map { $0.next!.toOpaque() == anchorNode } ?? true
+                    if bit == empty {
+                        fatalError("internal inconsistency: wheel level \(level) slot \(slot): bit \(bit), empty \(empty)")
+                    }
+                    guard let anchor else { continue }
+                    var previous = anchorNode
+                    var node = anchor.next!
+                    while node.toOpaque() != anchorNode {
+                        let timer = node.takeUnretainedValue()
+                        guard timer.previous?.toOpaque() == previous, case .pending = timer.stage else {
+                            fatalError("internal inconsistency: wheel level \(level) slot \(slot): a timer is mislinked or not pending")
+                        }
+                        // One filed past due waits for the next tick (it has not expired, so it was
+                        // filed at this very tick).
+                        let due = self.dueTick(of: timer)
+                        if WheelLevel.level(for: due, now: self.currentTick) != level || WheelLevel.slot(for: due, level: level) != slot {
+                            fatalError(
+                                "internal inconsistency: a timer due at tick \(due) sits in level \(level) slot \(slot) "
+                                    + "at tick \(self.currentTick)")
+                        }
+                        held += 1
+                        previous = node.toOpaque()
+                        node = timer.next!
+                    }
+                }
+            }
+            if held != self.count { fatalError("internal inconsistency: the wheel holds \(held) timers, count says \(self.count)") }
+            #endif
+        }
+    }
+}

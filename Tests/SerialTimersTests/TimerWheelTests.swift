@@ -1,0 +1,165 @@
+import Glibc
+import SerialCore
+import SerialTestSupport
+@testable import SerialTimers
+import Testing
+
+/// `TimerService.Wheel` (the intrusive wheel the service keeps its timers in), checked step by
+/// step against a sorted array, plus the per-timer memory it was built for.
+@Suite("TimerService's intrusive wheel")
+struct TimerWheelTests {
+    typealias Timer = TimerService.Timer
+
+    /// The reference: timers sorted by (due tick, filing number); a move files again.
+    struct Model {
+        var now: UInt64
+        var entries: [(due: UInt64, id: Int)] = []
+
+        mutating func file(id: Int, due tick: UInt64) {
+            let due = max(tick, self.now + 1)
+            let index = self.entries.firstIndex { $0.due > due } ?? self.entries.count
+            self.entries.insert((due, id), at: index)
+        }
+
+        mutating func remove(id: Int) -> Bool {
+            guard let index = self.entries.firstIndex(where: { $0.id == id }) else { return false }
+            self.entries.remove(at: index)
+            return true
+        }
+
+        mutating func advance(to tick: UInt64) -> [Int] {
+            guard tick > self.now else { return [] }
+            self.now = tick
+            let due = self.entries.prefix { $0.due <= tick }
+            self.entries.removeFirst(due.count)
+            return due.map(\.id)
+        }
+    }
+
+    static let tickNanoseconds: UInt64 = 1_000
+
+    @Test(arguments: [1, 2, 3, 42, 1_000, 0xC0FFEE, 0xDEAD_BEEF, 7_777_777] as [UInt64])
+    func randomInsertsRemovesMovesAndAdvancesMatchTheSortedArrayModel(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        let clock = TimerService.TickClock(origin: MonotonicInstant(nanoseconds: 0), tickNanoseconds: Self.tickNanoseconds)
+        let wheel = TimerService.Wheel(clock: clock)
+        let start = UInt64.random(in: 0..<100_000, using: &random)
+        var expired: [Timer] = []
+        wheel.advance(to: start, into: &expired)
+        var model = Model(now: start)
+        var timers: [Timer] = []
+        var ids: [ObjectIdentifier: Int] = [:]
+        /// A deadline spread over several levels, some in the past, not on a tick boundary.
+        func randomDeadline() -> (MonotonicInstant, UInt64) {
+            let scale = [2, 64, 4_096, 262_144, 20_000_000][Int.random(in: 0..<5, using: &random)]
+            let tick = max(1, Int(model.now) + Int.random(in: -3..<scale, using: &random))
+            let nanoseconds = UInt64(tick) * Self.tickNanoseconds - UInt64.random(in: 0..<Self.tickNanoseconds, using: &random)
+            return (MonotonicInstant(nanoseconds: nanoseconds), UInt64(tick))
+        }
+        for step in 0..<3_000 {
+            let context = Comment(rawValue: "seed \(seed), step \(step), tick \(model.now)")
+            switch Int.random(in: 0..<12, using: &random) {
+            case 0..<5:
+                let (deadline, tick) = randomDeadline()
+                let timer = Timer(deadline: deadline, stage: .pending {})
+                ids[ObjectIdentifier(timer)] = timers.count
+                model.file(id: timers.count, due: tick)
+                timers.append(timer)
+                wheel.insert(timer)
+            case 5..<7:
+                guard !timers.isEmpty else { continue }
+                let id = Int.random(in: 0..<timers.count, using: &random)  // may be gone already
+                #expect(wheel.remove(timers[id]) == model.remove(id: id), context)
+            case 7..<9:
+                guard !timers.isEmpty else { continue }
+                let id = Int.random(in: 0..<timers.count, using: &random)
+                guard model.remove(id: id) else {
+                    #expect(!timers[id].isInWheel, context)
+                    continue
+                }
+                let (deadline, tick) = randomDeadline()
+                timers[id].deadline = deadline
+                wheel.move(timers[id])
+                model.file(id: id, due: tick)
+            default:
+                let target: UInt64
+                if Bool.random(using: &random), let next = wheel.nextExpiry {
+                    target = next
+                } else {
+                    target = model.now + UInt64.random(in: 0..<[8, 500, 70_000][step % 3], using: &random)
+                }
+                expired.removeAll()
+                wheel.advance(to: target, into: &expired)
+                #expect(expired.map { ids[ObjectIdentifier($0)]! } == model.advance(to: target), context)
+                #expect(expired.allSatisfy { !$0.isInWheel }, context)
+            }
+            #expect(wheel.count == model.entries.count, context)
+            if let next = wheel.nextExpiry, let earliest = model.entries.first?.due {
+                #expect(next <= earliest && next > model.now, context)
+            } else {
+                #expect(wheel.nextExpiry == nil && model.entries.isEmpty, context)
+            }
+        }
+        wheel.checkInvariants()
+        var removed: [Int] = []
+        wheel.removeAll { removed.append(ids[ObjectIdentifier($0)]!) }
+        #expect(removed.sorted() == model.entries.map(\.id).sorted())
+        #expect(wheel.isEmpty && wheel.nextExpiry == nil)
+    }
+
+    @Test func theWheelOwnsTheTimersItHoldsAndReleasesThemWhenItGoes() {
+        let clock = TimerService.TickClock(origin: MonotonicInstant(nanoseconds: 0), tickNanoseconds: 1)
+        weak var held: Timer?
+        weak var removed: Timer?
+        do {
+            let wheel = TimerService.Wheel(clock: clock)
+            do {
+                let a = Timer(deadline: MonotonicInstant(nanoseconds: 100), stage: .pending {})
+                let b = Timer(deadline: MonotonicInstant(nanoseconds: 5_000), stage: .pending {})
+                wheel.insert(a)
+                wheel.insert(b)
+                held = a
+                removed = b
+                wheel.remove(b)
+            }
+            #expect(held != nil, "the wheel keeps a timer nobody else holds")
+            #expect(removed == nil, "a removed timer is released")
+        }
+        #expect(held == nil, "the wheel's deinit releases what it still holds")
+    }
+
+    /// The figure the wheel's design is for: a pending one-shot timer is one 64-byte malloc
+    /// chunk (56 usable bytes). A field added to `Timer` fails this.
+    @Test func aOneShotTimerIsOneSixtyFourByteChunk() {
+        let timer = Timer(deadline: .distantFuture, stage: .pending {})
+        let usable = mallocUsableSize(Unmanaged.passUnretained(timer).toOpaque())
+        #expect(usable <= 56, "a Timer takes \(usable) usable bytes; 56 (a 64-byte chunk) is the budget")
+        #expect(MemoryLayout<TimerService.Stage>.size == 16, "the status must fit in the callback's spare values")
+    }
+
+    /// Memory goes back only after a mass end: at least `trimThreshold` timers ended by cancel
+    /// and the pending count below a quarter of its peak, once per such drop.
+    @Test func memoryIsGivenBackOnceAfterAMassCancelAndNotForATrickle() throws {
+        let clock = TimerService.TickClock(origin: MonotonicInstant(nanoseconds: 0), tickNanoseconds: 1_000_000)
+        var state = TimerService.State(clock: clock)
+        let count = 100_000
+        var timers: [Timer] = []
+        for index in 0..<count {
+            let timer = Timer(deadline: MonotonicInstant(nanoseconds: UInt64(10_000_000 + index)), stage: .pending {})
+            _ = try state.schedule(timer, nowTick: 0, maximumPending: .max)
+            timers.append(timer)
+        }
+        var trims: [Int] = []
+        for (index, timer) in timers.enumerated() {
+            #expect(state.cancel(timer) != nil)
+            if state.trimAfterMassEnd() { trims.append(index + 1) }
+        }
+        // The first cancel that leaves fewer than 25,000 pending (of the 100,000 peak), then
+        // none until another 65,536 end.
+        #expect(trims == [75_001], "trims after cancel number \(trims)")
+    }
+}
+
+/// glibc's `malloc_usable_size`, which the Glibc module does not export.
+@_silgen_name("malloc_usable_size")
+private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer) -> Int
