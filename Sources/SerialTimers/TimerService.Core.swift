@@ -39,12 +39,17 @@ extension TimerService {
         /// Stops for good with `reason`: pending timers end with its status, unrun.
         @discardableResult
         func stop(_ reason: StopReason = .stopped) -> Int {
-            var (removed, armed) = self.state.withLock { $0.stop(reason) }
+            var (removed, armed, wasLarge) = self.state.withLock { state in
+                let (removed, armed) = state.stop(reason)
+                return (removed, armed, state.accepted >= State.trimThreshold)
+            }
             armed?.cancel()
             self.withdrawSubscription()
             let count = removed.count
             removed = []  // the callbacks are released here, outside the lock
-            if count >= State.trimThreshold { MallocTrim.returnFreeMemory() }
+            // A service that held many timers gives their memory back as it stops: those it
+            // dropped now, and cancelled ones whose handles were let go since.
+            if wasLarge { MallocTrim.returnFreeMemory() }
             return count
         }
 

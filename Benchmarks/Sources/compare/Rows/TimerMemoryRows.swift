@@ -51,6 +51,7 @@ enum TimerMemoryRows {
     static func measure(_ mode: Mode, count: Int) -> [Double] {
         let peer = SerialTimerPeer(label: "cmp-tmem")
         let delays = Delays.uniform(count, from: 10 * Delays.second, to: 60 * Delays.second)
+        _ = mallocTrim(0)  // memory freed before (the delays' scratch) must not be reused unseen
         let before = residentBytes()
         let added = { Double(residentBytes() - before) / 1_048_576 }
         var figures: [Double] = []
@@ -71,8 +72,13 @@ enum TimerMemoryRows {
             peer.service.stop()
             figures.append(added())
         }
+        withExtendedLifetime(delays) {}  // freed earlier, its 8 bytes per timer would read as given back
         peer.close()
         log("  \(mode.rawValue) ×\(formatCount(count)): \(figures.map(formatNumber).joined(separator: " → ")) MiB")
         return figures
     }
 }
+
+/// glibc's `malloc_trim`, which the Glibc module does not export.
+@_silgen_name("malloc_trim")
+private func mallocTrim(_ pad: Int) -> Int32
