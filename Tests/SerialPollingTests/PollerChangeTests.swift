@@ -30,6 +30,19 @@ struct PollerChangeTests {
         #expect(self.updates(for: [10, 30, 20, 40, 100], progress: false) == [10, 30, 20, 40, 100])
     }
 
+    @Test func everyResponseReportsRepeatedValuesToo() {
+        let scheduler = VirtualScheduler()
+        let server = SimulatedServer(scheduler: scheduler, answers: [10, 10, 20, 20, 100].map { .value($0) })
+        let poller = Poller<Int>(
+            policy: testPolicy(), scheduler: scheduler, isDone: { $0 >= 100 }, changes: .everyResponse,
+            query: server.query)
+        let recorder = PollRecorder<Int>(scheduler: scheduler)
+        recorder.start(poller)
+        scheduler.advance(by: .seconds(60))
+        #expect(recorder.updates == [10, 10, 20, 20, 100])
+        #expect(recorder.outcomes.map(\.kind) == ["completed"])
+    }
+
     @Test func customComparisonDecidesWhatIsAChange() {
         struct Status: Sendable {
             var percent: Int
