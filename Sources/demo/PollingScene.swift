@@ -46,7 +46,8 @@ enum PollingScene {
                     }
                     if same {
                         unchanged.add(1, ordering: .relaxed)
-                        print("  · attempt \(attempt.number): answered \(value)% again: unchanged, so no progress line for it")
+                        print(
+                            "  · attempt \(attempt.number): answered \(value)% again: unchanged, so no progress line for it")
                     }
                     reply(.success(value))
                 }
