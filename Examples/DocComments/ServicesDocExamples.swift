@@ -43,10 +43,11 @@ func pollerDocExample(client: JobClient, jobID: String) async throws {
     let poller = Poller<JobStatus>(
         policy: PollPolicy(interval: .milliseconds(500), attemptTimeout: .seconds(2), deadline: .seconds(60)),
         scheduler: queue,
-        isDone: { $0.percent == 100 }
-    ) { attempt, reply in
-        client.fetchStatus(jobID) { result in reply(result) }   // any thread, any time
-    }
+        isDone: { $0.percent == 100 },
+        changes: .equality,
+        query: .completion { attempt, reply in
+            client.fetchStatus(jobID) { result in reply(result) }   // any thread, any time
+        })
     for try await status in poller.updates { print("\(status.percent)%") }
     // end example
 }

@@ -39,14 +39,15 @@ func readmePolling(api: API, id: String) async {
     let poller = Poller<Int>(
         policy: PollPolicy(interval: .milliseconds(500), attemptTimeout: .seconds(2), deadline: .seconds(60)),
         scheduler: SerialQueue(label: "poll"),
-        isDone: { $0 >= 100 }
-    ) { attempt, reply in
-        api.jobProgress(id, completion: reply)   // any thread, any time; only the current attempt counts
-    }
+        isDone: { $0 >= 100 },
+        changes: .equality,                      // report a value only when it differs (==)
+        query: .completion { attempt, reply in
+            api.jobProgress(id, completion: reply)   // any thread, any time; only the current attempt counts
+        })
     do {
         for try await percent in poller.updates { print("\(percent)%") }   // only changes; ends at 100
     } catch {
-        print("gave up: \(error)")               // the last error, PollError.timedOut, or cancellation
+        print("gave up: \(error)")               // the last error, a PollError, or cancellation
     }
     // end example
 }

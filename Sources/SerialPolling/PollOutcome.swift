@@ -1,30 +1,19 @@
 import SerialCore
 
-/// How a poll session ended. Each session ends with exactly one outcome.
-public enum PollOutcome<Value: Sendable>: Sendable {
-    /// A response passed the `isDone` test; its value.
-    case completed(Value)
-    /// `PollPolicy.Backoff.maximumConsecutiveErrors` errors in a row; the last one (a query's
-    /// own error, or `PollError.attemptTimedOut`). Or the poller's scheduler stopped for good:
-    /// `PollError.schedulerShutDown`.
-    case failed(any Error)
-    /// The policy's overall deadline passed, or the next query would have started at or after it.
-    case timedOut
-    /// `cancel()` was called, or the task iterating `updates` was cancelled or left the loop.
-    case cancelled
-}
-
-extension PollOutcome: CustomStringConvertible {
-    /// The case and its payload, e.g. `completed(100)`, `failed(timeout)`.
-    public var description: String {
-        switch self {
-        case .completed(let value): return "completed(\(value))"
-        case .failed(let error): return "failed(\(error))"
-        case .timedOut: return "timedOut"
-        case .cancelled: return "cancelled"
-        }
-    }
-}
+/// How a poll session ended. Each session (each `Poller.start`) ends with exactly one outcome,
+/// delivered once, after all of its updates.
+///
+/// The same shape as `TimeoutOutcome` (both are `DeadlineOutcome`); for a session the cases mean:
+/// - `completed(value)`: a response passed the `isDone` test; its value.
+/// - `failed(error)`: `PollPolicy.Backoff.maximumConsecutiveErrors` errors in a row; the last
+///   one (a query's own error, or `PollError.attemptTimedOut`).
+/// - `timedOut`: the policy's overall deadline passed, or the next query would have started at
+///   or after it.
+/// - `cancelled`: `cancel()` was called, or the task iterating `updates` was cancelled or left
+///   the loop.
+/// - `schedulerShutDown(reason)`: the poller's scheduler stopped for good (its `SerialQueue`
+///   was shut down or released), so the session could not go on, or could not start.
+public typealias PollOutcome<Value: Sendable> = DeadlineOutcome<Value>
 
 /// Errors the poller itself produces.
 public enum PollError: Error, Hashable, CustomStringConvertible {
@@ -33,8 +22,11 @@ public enum PollError: Error, Hashable, CustomStringConvertible {
     case attemptTimedOut(attempt: Int, after: Duration)
     /// Thrown by `updates` when the poll's deadline passed (outcome `timedOut`).
     case timedOut
-    /// The poller's scheduler stopped for good (its `SerialQueue` was shut down or released):
-    /// the session could not go on, or could not start. The outcome is `failed` with this error.
+    /// Thrown by `updates` when the poller's scheduler stopped for good (outcome
+    /// `schedulerShutDown(reason)`, with the same `reason`).
+    ///
+    /// Kept as an error only for `updates`, which must end by throwing something that says
+    /// the poll was stopped; `PollOutcome` says it with its own case and never carries this.
     case schedulerShutDown(SchedulingError)
 
     /// A sentence saying what happened.

@@ -20,8 +20,9 @@ extension Poller {
 /// - `completed`: ends normally (`nil`) — the done value was the last element if it changed;
 /// - `failed(error)`: throws `error`, the last query error (or `PollError.attemptTimedOut`);
 /// - `timedOut`: throws `PollError.timedOut`;
-/// - `cancelled` (by `Poller.cancel()`): throws `CancellationError`.
-/// Updates decided before a failure or timeout are yielded before it is thrown.
+/// - `cancelled` (by `Poller.cancel()`): throws `CancellationError`;
+/// - `schedulerShutDown(reason)`: throws `PollError.schedulerShutDown(reason)`.
+/// Updates decided before a failure, timeout or shutdown are yielded before it is thrown.
 ///
 /// **Cancellation.** Cancelling the iterating task cancels the session at once and the
 /// pending `next()` throws `CancellationError` (buffered updates are discarded). Leaving the
@@ -49,6 +50,7 @@ public struct PollUpdates<Value: Sendable>: AsyncSequence, Sendable {
                 case .failed(let error): channel.finish(error)
                 case .timedOut: channel.finish(PollError.timedOut)
                 case .cancelled: channel.finish(CancellationError())
+                case .schedulerShutDown(let reason): channel.finish(PollError.schedulerShutDown(reason))
                 }
             })
         return Iterator(channel: channel, guardian: SessionGuardian(poller: self.poller, session: session))

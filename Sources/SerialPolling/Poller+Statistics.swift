@@ -5,8 +5,8 @@ extension Poller: ServiceStatisticsReporting {
     ///
     /// An item is a poll session started (`start`, also one that ended at once because the
     /// scheduler was gone). Outcomes, counted when the session's one outcome is decided:
-    /// `"completed"`, `"failed"`, `"timedOut"`, `"cancelled"`, and `"schedulerShutDown"` for
-    /// `failed(PollError.schedulerShutDown)` (not also in `"failed"`). `pending` is 0 or 1.
+    /// `"completed"`, `"failed"`, `"timedOut"`, `"cancelled"` and `"schedulerShutDown"`, one
+    /// per `PollOutcome` case. `pending` is 0 or 1.
     /// `late` is 0: a session's deadline ends it `"timedOut"`, it never runs past it. `wakeUps`
     /// counts the poller's delayed work that ran on the scheduler (next-query and
     /// attempt-timeout timers, stale ones included).

@@ -111,7 +111,7 @@ extension Poller {
         /// it refused work), rather than by delivery work given to the scheduler.
         private var drainingInline = false
         /// Set once the scheduler stopped for good: every session ends at once with
-        /// `failed(PollError.schedulerShutDown)`, delivered off the scheduler.
+        /// `schedulerShutDown(reason)`, delivered off the scheduler.
         private(set) var schedulerGone: SchedulingError? = nil
         /// Withdrawn when the poller is released idle.
         var shutdownSubscription: ShutdownSubscription? = nil
@@ -162,7 +162,7 @@ extension Poller {
             self.outcomeDecided = false
             var effects = Effects()
             if let reason = self.schedulerGone {
-                self.finish(.failed(PollError.schedulerShutDown(reason)), &effects)
+                self.finish(.schedulerShutDown(reason), &effects)
                 return effects
             }
             let first = self.policy.startsImmediately ? now : now.advanced(by: self.policy.interval)
@@ -290,7 +290,7 @@ extension Poller {
         }
 
         /// The scheduler stopped for good: ends the running session with
-        /// `failed(PollError.schedulerShutDown(reason))`; later sessions end that way at once.
+        /// `schedulerShutDown(reason)`; later sessions end that way at once.
         ///
         /// - Returns: The effects (timer and task to cancel), and whether the caller must deliver
         ///   the outbox itself, here: when it holds the drain claim (`holdingClaim`: the scheduler
@@ -302,7 +302,7 @@ extension Poller {
         ) -> (effects: Effects, deliverHere: Bool) {
             if self.schedulerGone == nil { self.schedulerGone = reason }
             var effects = Effects()
-            if self.isRunning { self.finish(.failed(PollError.schedulerShutDown(reason)), &effects) }
+            if self.isRunning { self.finish(.schedulerShutDown(reason), &effects) }
             // A claim made just now by `finish`, or the caller's own, is ours to deliver.
             var deliverHere = holdingClaim || effects.scheduleDrain
             effects.scheduleDrain = false
@@ -374,11 +374,10 @@ extension Poller {
             self.outcomeDecided = true
             switch outcome {
             case .completed: self.completedSessions += 1
-            case .failed(let error as PollError):
-                if case .schedulerShutDown = error { self.shutDownSessions += 1 } else { self.failedSessions += 1 }
             case .failed: self.failedSessions += 1
             case .timedOut: self.timedOutSessions += 1
             case .cancelled: self.cancelledSessions += 1
+            case .schedulerShutDown: self.shutDownSessions += 1
             }
             self.releaseCurrentPhase(&effects)
             self.phase = .finished(outcome)

@@ -8,10 +8,11 @@ import SerialCore
 /// let poller = Poller<JobStatus>(
 ///     policy: PollPolicy(interval: .milliseconds(500), attemptTimeout: .seconds(2), deadline: .seconds(60)),
 ///     scheduler: queue,
-///     isDone: { $0.percent == 100 }
-/// ) { attempt, reply in
-///     client.fetchStatus(jobID) { result in reply(result) }   // any thread, any time
-/// }
+///     isDone: { $0.percent == 100 },
+///     changes: .equality,
+///     query: .completion { attempt, reply in
+///         client.fetchStatus(jobID) { result in reply(result) }   // any thread, any time
+///     })
 /// for try await status in poller.updates { print("\(status.percent)%") }
 /// ```
 ///
@@ -40,22 +41,22 @@ import SerialCore
 /// and the poll ends with `timedOut` at once.
 ///
 /// **Updates.** A successful response is reported when it differs from the last reported
-/// value (`isSame`, or `==`) and its `progress`, if measured, does not go back. A done value
+/// value (by the `PollChangeDetection` rule) and its `progress`, if measured, does not go back. A done value
 /// is reported too (when it changed), just before `completed`.
 ///
 /// **Threads.** The query is invoked on `scheduler`; its completion may be called on any
 /// thread. Update and outcome callbacks run on `scheduler`, one at a time, in the order they
 /// were decided; a session's outcome is its last callback. Timers (next query, attempt
 /// timeout) are the scheduler's `schedule(at:)` work; at most one is armed at a time, and it
-/// is cancelled as soon as it is no longer needed. `isDone`, `isSame` and `progress` run
-/// outside the poller's lock, on the thread that delivered the response.
+/// is cancelled as soon as it is no longer needed. `isDone`, the change rule and `progress`
+/// run outside the poller's lock, on the thread that delivered the response.
 ///
 /// **Lifetime.** A running session keeps the poller alive (its timer and its query's
 /// completion refer to it) until its outcome; `cancel()` ends it early.
 ///
 /// **Scheduler shutdown.** When `scheduler` stops for good (its `SerialQueue` shut down or
-/// released), the running session ends with its one outcome,
-/// `failed(PollError.schedulerShutDown(reason))`, after the updates decided before it; an
+/// released), the running session ends with its one outcome, `schedulerShutDown(reason)`,
+/// after the updates decided before it; an
 /// outcome already decided but not yet delivered is still delivered; a later `start` ends its
 /// session the same way at once. Nothing traps. Those deliveries run on the thread that learnt
 /// of the shutdown, since the scheduler runs nothing more: on a `SerialQueue`, its worker as its
@@ -66,45 +67,49 @@ import SerialCore
 /// - Invariant: each session (each `start`) ends with exactly one `PollOutcome`, delivered
 ///   once, after all of its updates — whatever the race between responses, timers and `cancel`.
 public final class Poller<Value: Sendable>: Sendable {
-    /// A query in completion form: start the request for `attempt`, then call `reply` once
-    /// with its result, from any thread. Later calls, and calls for abandoned attempts, are ignored.
-    public typealias CompletionQuery =
-        @Sendable (_ attempt: PollAttempt, _ reply: @escaping @Sendable (Result<Value, any Error>) -> Void) -> Void
-    /// A query in async form, run in a new task per attempt; the task is cancelled when the
-    /// attempt is abandoned (timeout, deadline, cancel), and whatever it returns then is ignored.
-    public typealias AsyncQuery = @Sendable () async throws -> Value
-
-    enum Query {
-        case completion(CompletionQuery)
-        case async(AsyncQuery)
-    }
-
     /// The pacing this poller was created with.
     public let policy: PollPolicy
     /// Where queries are started, timers run and callbacks are delivered.
     public let scheduler: any Scheduling
 
-    let query: Query
+    let query: PollQuery<Value>
     let isDone: @Sendable (Value) -> Bool
-    let isSame: @Sendable (Value, Value) -> Bool
+    let changes: PollChangeDetection<Value>
     let progress: (@Sendable (Value) -> Double)?
     let state: LockedValue<State>
 
-    init(
+    /// Creates a poller; no query runs before `start` (or iterating `updates`).
+    ///
+    /// One initializer serves every kind of query and value: the query's form is a
+    /// `PollQuery` value (`.completion { attempt, reply in … }` or `.async { … }`), and what
+    /// counts as a change is a `PollChangeDetection` (`.equality` for `Equatable` values,
+    /// `.isSame { … }` for others, `.everyResponse`). Both are required arguments, so a call
+    /// says how it asks and what it reports.
+    ///
+    /// - Parameters:
+    ///   - policy: the cadence, backoff and timeouts; traps if it cannot work (see `PollPolicy`).
+    ///   - scheduler: a `SerialQueue` in production, a `VirtualScheduler` in tests.
+    ///   - random: the source of backoff jitter (inject a seeded one for repeatable tests).
+    ///   - isDone: whether a value means the job is finished.
+    ///   - changes: which successful responses are updates (see `PollChangeDetection`).
+    ///   - progress: an optional measure that should only grow; a response whose measure is
+    ///     below the last reported one is not reported (it still counts as a success).
+    ///   - query: how one attempt asks for the job's state (see `PollQuery`).
+    public init(
         policy: PollPolicy,
         scheduler: any Scheduling,
-        random: any RandomNumberGenerator & Sendable,
+        random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
         isDone: @escaping @Sendable (Value) -> Bool,
-        isSame: @escaping @Sendable (Value, Value) -> Bool,
-        progress: (@Sendable (Value) -> Double)?,
-        query: Query
+        changes: PollChangeDetection<Value>,
+        progress: (@Sendable (Value) -> Double)? = nil,
+        query: PollQuery<Value>
     ) {
         policy.validate()
         self.policy = policy
         self.scheduler = scheduler
         self.query = query
         self.isDone = isDone
-        self.isSame = isSame
+        self.changes = changes
         self.progress = progress
         self.state = LockedValue(State(policy: policy, random: random))
         // Holds the state only (a released poller's running session still gets its outcome).
@@ -125,47 +130,6 @@ public final class Poller<Value: Sendable>: Sendable {
         idle?.cancel()
     }
 
-    /// Creates a poller for a completion-based query.
-    ///
-    /// - Parameters:
-    ///   - policy: the cadence, backoff and timeouts; traps if it cannot work (see `PollPolicy`).
-    ///   - scheduler: a `SerialQueue` in production, a `VirtualScheduler` in tests.
-    ///   - random: the source of backoff jitter (inject a seeded one for repeatable tests).
-    ///   - isDone: whether a value means the job is finished.
-    ///   - isSame: whether two values are the same update (the second is then not reported).
-    ///   - progress: an optional measure that should only grow; a response whose measure is
-    ///     below the last reported one is not reported (it still counts as a success).
-    ///   - query: starts one request and replies once; see `CompletionQuery`.
-    public convenience init(
-        policy: PollPolicy,
-        scheduler: any Scheduling,
-        random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
-        isDone: @escaping @Sendable (Value) -> Bool,
-        isSame: @escaping @Sendable (Value, Value) -> Bool,
-        progress: (@Sendable (Value) -> Double)? = nil,
-        query: @escaping CompletionQuery
-    ) {
-        self.init(
-            policy: policy, scheduler: scheduler, random: random, isDone: isDone, isSame: isSame,
-            progress: progress, query: .completion(query))
-    }
-
-    /// Creates a poller for an async query; see the completion-based initializer for the
-    /// parameters, and `AsyncQuery` for how its task is run and cancelled.
-    public convenience init(
-        policy: PollPolicy,
-        scheduler: any Scheduling,
-        random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
-        isDone: @escaping @Sendable (Value) -> Bool,
-        isSame: @escaping @Sendable (Value, Value) -> Bool,
-        progress: (@Sendable (Value) -> Double)? = nil,
-        query: @escaping AsyncQuery
-    ) {
-        self.init(
-            policy: policy, scheduler: scheduler, random: random, isDone: isDone, isSame: isSame,
-            progress: progress, query: .async(query))
-    }
-
     // MARK: Control
 
     /// Starts a poll session: the first query starts on `scheduler` at once (or one interval
@@ -177,8 +141,8 @@ public final class Poller<Value: Sendable>: Sendable {
     /// fresh change detection and error count, and ignores every response of the old one.
     ///
     /// Once the scheduler has stopped for good, the session ends at once with
-    /// `failed(PollError.schedulerShutDown(reason))`, delivered on the calling thread before this
-    /// returns; no query runs.
+    /// `schedulerShutDown(reason)`, delivered on the calling thread before this returns; no
+    /// query runs.
     ///
     /// - Returns: the session's number (its epoch), as in `PollAttempt.session`.
     /// - Complexity: O(1); the query itself is not run on the caller's thread.
@@ -238,7 +202,7 @@ public final class Poller<Value: Sendable>: Sendable {
         self.perform(self.state.withLock { $0.attemptTimeoutFired(ticket, now: now) })
     }
 
-    /// Takes a response for `ticket` from any thread. The user's `isDone`, `isSame` and
+    /// Takes a response for `ticket` from any thread. The user's `isDone`, change rule and
     /// `progress` run here, between two short critical sections.
     private func receive(_ result: Result<Value, any Error>, for ticket: Ticket) {
         let now = self.scheduler.now
@@ -246,7 +210,7 @@ public final class Poller<Value: Sendable>: Sendable {
         let digest: Digest
         switch result {
         case .success(let value):
-            let isChanged = context.lastReported.map { !self.isSame($0, value) } ?? true
+            let isChanged = self.changes.isChange(value, from: context.lastReported)
             digest = .success(value, isDone: self.isDone(value), isChanged: isChanged, progress: self.progress?(value))
         case .failure(let error):
             digest = .failure(error, hint: (error as? any PollRetryHint)?.retryAfter)
@@ -305,7 +269,7 @@ public final class Poller<Value: Sendable>: Sendable {
     }
 
     private func runQuery(_ attempt: PollAttempt, ticket: Ticket) {
-        switch self.query {
+        switch self.query.form {
         case .completion(let query):
             query(attempt) { result in self.receive(result, for: ticket) }
         case .async(let query):
@@ -337,43 +301,5 @@ public final class Poller<Value: Sendable>: Sendable {
                 }
             }
         }
-    }
-}
-
-// Why four public initializers and not one: the query's form (completion or async) is chosen
-// by the trailing closure's shape, which needs one overload per form, and `isSame` can default
-// to `==` only in an extension constrained to `Equatable`. One designated initializer does the
-// work; these four only forward to it, so the trailing-closure call sites stay as they are.
-extension Poller where Value: Equatable {
-    /// Creates a poller for a completion-based query whose values are compared with `==`.
-    ///
-    /// See the general initializer for the parameters.
-    public convenience init(
-        policy: PollPolicy,
-        scheduler: any Scheduling,
-        random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
-        isDone: @escaping @Sendable (Value) -> Bool,
-        progress: (@Sendable (Value) -> Double)? = nil,
-        query: @escaping CompletionQuery
-    ) {
-        self.init(
-            policy: policy, scheduler: scheduler, random: random, isDone: isDone, isSame: { $0 == $1 },
-            progress: progress, query: .completion(query))
-    }
-
-    /// Creates a poller for an async query whose values are compared with `==`.
-    ///
-    /// See the general initializer for the parameters.
-    public convenience init(
-        policy: PollPolicy,
-        scheduler: any Scheduling,
-        random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
-        isDone: @escaping @Sendable (Value) -> Bool,
-        progress: (@Sendable (Value) -> Double)? = nil,
-        query: @escaping AsyncQuery
-    ) {
-        self.init(
-            policy: policy, scheduler: scheduler, random: random, isDone: isDone, isSame: { $0 == $1 },
-            progress: progress, query: .async(query))
     }
 }

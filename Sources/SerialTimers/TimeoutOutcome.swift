@@ -2,44 +2,16 @@ import SerialCore
 
 /// How a task run by a `TimeoutManager` ended. Every task ends exactly one of these ways, and
 /// every completion registered for it (the first caller's and any joined ones) gets it once.
-public enum TimeoutOutcome<Value: Sendable>: Sendable {
-    /// The operation returned `Value` before the deadline.
-    case completed(Value)
-    /// The operation threw (or its completion reported) this error before the deadline.
-    case failed(any Error)
-    /// The deadline passed first; a result arriving later is dropped and counted.
-    case timedOut
-    /// The manager was shut down while the task was in flight.
-    case cancelled
-    /// The manager's scheduler (or, for `run`, the worker the operation was given to) stopped
-    /// for good while the task was in flight; a result arriving later is dropped and counted.
-    case schedulerShutDown(SchedulingError)
-
-    /// The value of `.completed`, otherwise `nil`.
-    public var value: Value? {
-        if case .completed(let value) = self { return value }
-        return nil
-    }
-
-    /// Whether this is `.timedOut`.
-    public var isTimedOut: Bool {
-        if case .timedOut = self { return true }
-        return false
-    }
-}
-
-extension TimeoutOutcome: CustomStringConvertible {
-    /// The case, with the value or error, for logs.
-    public var description: String {
-        switch self {
-        case .completed(let value): return "completed(\(value))"
-        case .failed(let error): return "failed(\(error))"
-        case .timedOut: return "timedOut"
-        case .cancelled: return "cancelled"
-        case .schedulerShutDown(let error): return "schedulerShutDown(\(error))"
-        }
-    }
-}
+///
+/// The same shape as `PollOutcome` (both are `DeadlineOutcome`); for a task the cases mean:
+/// - `completed(value)`: the operation returned `value` before the deadline.
+/// - `failed(error)`: the operation threw (or its completion reported) `error` before the deadline.
+/// - `timedOut`: the deadline passed first; a result arriving later is dropped and counted.
+/// - `cancelled`: the manager was shut down while the task was in flight.
+/// - `schedulerShutDown(reason)`: the manager's scheduler (or, for `run`, the worker the
+///   operation was given to) stopped for good while the task was in flight; a result arriving
+///   later is dropped and counted.
+public typealias TimeoutOutcome<Value: Sendable> = DeadlineOutcome<Value>
 
 /// Why a `TimeoutManager` refused to start a task. The task's completion will not be called.
 public enum TimeoutManagerError: Error, Hashable, CustomStringConvertible {

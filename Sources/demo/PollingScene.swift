@@ -23,33 +23,35 @@ enum PollingScene {
         let policy = PollPolicy(
             interval: .milliseconds(100), attemptTimeout: .milliseconds(400), deadline: .seconds(10),
             backoff: .init(minimumDelay: .milliseconds(50), maximumDelay: .milliseconds(400), maximumConsecutiveErrors: 4))
-        let poller = Poller<Int>(policy: policy, scheduler: queue, isDone: { $0 >= 100 }, progress: { Double($0) }) {
-            attempt, reply in
-            queries.add(1, ordering: .relaxed)
-            if inFlight.add(1, ordering: .relaxed).newValue > 1 { overlaps.add(1, ordering: .relaxed) }
-            // The simulated server: 20–180 ms per answer; the job grows by 5–20 points, except
-            // that every fourth answer repeats the last one; attempt 3 gets "503 busy, retry
-            // after 150 ms".
-            server.asyncAfter(delay: .milliseconds(Int64.random(in: 20...180))) {
-                inFlight.subtract(1, ordering: .relaxed)
-                if attempt.number == 3 {
-                    print("  · attempt \(attempt.number): server busy, it asks to retry after 150 ms")
-                    reply(.failure(Busy()))
-                    return
+        let poller = Poller<Int>(
+            policy: policy, scheduler: queue, isDone: { $0 >= 100 }, changes: .equality, progress: { Double($0) },
+            query: .completion { attempt, reply in
+                queries.add(1, ordering: .relaxed)
+                if inFlight.add(1, ordering: .relaxed).newValue > 1 { overlaps.add(1, ordering: .relaxed) }
+                // The simulated server: 20–180 ms per answer; the job grows by 5–20 points, except
+                // that every fourth answer repeats the last one; attempt 3 gets "503 busy, retry
+                // after 150 ms".
+                server.asyncAfter(delay: .milliseconds(Int64.random(in: 20...180))) {
+                    inFlight.subtract(1, ordering: .relaxed)
+                    if attempt.number == 3 {
+                        print("  · attempt \(attempt.number): server busy, it asks to retry after 150 ms")
+                        reply(.failure(Busy()))
+                        return
+                    }
+                    let (value, same) = progress.withLock { state -> (Int, Bool) in
+                        state.answers += 1
+                        let same = state.answers % 4 == 0
+                        if !same { state.value = min(100, state.value + Int.random(in: 5...20)) }
+                        return (state.value, same)
+                    }
+                    if same {
+                        unchanged.add(1, ordering: .relaxed)
+                        print(
+                            "  · attempt \(attempt.number): answered \(value)% again: unchanged, so no progress line for it")
+                    }
+                    reply(.success(value))
                 }
-                let (value, same) = progress.withLock { state -> (Int, Bool) in
-                    state.answers += 1
-                    let same = state.answers % 4 == 0
-                    if !same { state.value = min(100, state.value + Int.random(in: 5...20)) }
-                    return (state.value, same)
-                }
-                if same {
-                    unchanged.add(1, ordering: .relaxed)
-                    print("  · attempt \(attempt.number): answered \(value)% again: unchanged, so no progress line for it")
-                }
-                reply(.success(value))
-            }
-        }
+            })
         let start = MonotonicInstant.now()
         do {
             for try await percent in poller.updates {

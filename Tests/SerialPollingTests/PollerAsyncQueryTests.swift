@@ -10,9 +10,9 @@ struct PollerAsyncQueryTests {
     @Test func asyncQueryResultsAreAppliedAtTheCadence() async {
         let scheduler = VirtualScheduler()
         let calls = TestCounter()
-        let poller = Poller<Int>(policy: testPolicy(), scheduler: scheduler, isDone: { $0 >= 100 }) {
-            calls.increment() * 25
-        }
+        let poller = Poller<Int>(
+            policy: testPolicy(), scheduler: scheduler, isDone: { $0 >= 100 }, changes: .equality,
+            query: .async { calls.increment() * 25 })
         let recorder = PollRecorder<Int>(scheduler: scheduler)
         recorder.start(poller)
         for attempt in 1...4 {
@@ -32,10 +32,12 @@ struct PollerAsyncQueryTests {
         let policy = testPolicy(
             attemptTimeout: .seconds(1),
             backoff: .init(minimumDelay: .milliseconds(100), maximumDelay: .seconds(1), maximumConsecutiveErrors: 1))
-        let poller = Poller<Int>(policy: policy, scheduler: scheduler, isDone: { $0 >= 100 }) {
-            try await CancellationGate(countingIn: cancellations).wait()
-            return 100
-        }
+        let poller = Poller<Int>(
+            policy: policy, scheduler: scheduler, isDone: { $0 >= 100 }, changes: .equality,
+            query: .async {
+                try await CancellationGate(countingIn: cancellations).wait()
+                return 100
+            })
         let recorder = PollRecorder<Int>(scheduler: scheduler)
         recorder.start(poller)
         scheduler.runUntilIdle()
@@ -49,10 +51,12 @@ struct PollerAsyncQueryTests {
     @Test func cancelCancelsTheInFlightTask() async {
         let scheduler = VirtualScheduler()
         let cancellations = TestCounter()
-        let poller = Poller<Int>(policy: testPolicy(), scheduler: scheduler, isDone: { $0 >= 100 }) {
-            try await CancellationGate(countingIn: cancellations).wait()
-            return 100
-        }
+        let poller = Poller<Int>(
+            policy: testPolicy(), scheduler: scheduler, isDone: { $0 >= 100 }, changes: .equality,
+            query: .async {
+                try await CancellationGate(countingIn: cancellations).wait()
+                return 100
+            })
         let recorder = PollRecorder<Int>(scheduler: scheduler)
         recorder.start(poller)
         scheduler.runUntilIdle()

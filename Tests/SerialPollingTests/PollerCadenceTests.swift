@@ -101,10 +101,12 @@ struct PollerCadenceTests {
     @Test func queryIsInvokedOnTheScheduler() {
         let scheduler = VirtualScheduler()
         let onScheduler = TestCounter()
-        let poller = Poller<Int>(policy: testPolicy(), scheduler: scheduler, isDone: { $0 == 100 }) { _, reply in
-            if scheduler.isCurrent { onScheduler.increment() }
-            reply(.success(100))
-        }
+        let poller = Poller<Int>(
+            policy: testPolicy(), scheduler: scheduler, isDone: { $0 == 100 }, changes: .equality,
+            query: .completion { _, reply in
+                if scheduler.isCurrent { onScheduler.increment() }
+                reply(.success(100))
+            })
         let recorder = PollRecorder<Int>(scheduler: scheduler)
         recorder.start(poller)
         #expect(onScheduler.value == 0, "start ran the query on the caller's thread")

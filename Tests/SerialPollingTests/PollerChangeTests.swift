@@ -30,6 +30,19 @@ struct PollerChangeTests {
         #expect(self.updates(for: [10, 30, 20, 40, 100], progress: false) == [10, 30, 20, 40, 100])
     }
 
+    @Test func everyResponseReportsRepeatedValuesToo() {
+        let scheduler = VirtualScheduler()
+        let server = SimulatedServer(scheduler: scheduler, answers: [10, 10, 20, 20, 100].map { .value($0) })
+        let poller = Poller<Int>(
+            policy: testPolicy(), scheduler: scheduler, isDone: { $0 >= 100 }, changes: .everyResponse,
+            query: server.query)
+        let recorder = PollRecorder<Int>(scheduler: scheduler)
+        recorder.start(poller)
+        scheduler.advance(by: .seconds(60))
+        #expect(recorder.updates == [10, 10, 20, 20, 100])
+        #expect(recorder.outcomes.map(\.kind) == ["completed"])
+    }
+
     @Test func customComparisonDecidesWhatIsAChange() {
         struct Status: Sendable {
             var percent: Int
@@ -43,10 +56,8 @@ struct PollerChangeTests {
         let attempt = TestCounter()
         let poller = Poller<Status>(
             policy: testPolicy(), scheduler: scheduler, isDone: { $0.percent == 100 },
-            isSame: { $0.percent == $1.percent }
-        ) { _, reply in
-            reply(.success(answers[attempt.increment() - 1]))
-        }
+            changes: .isSame { $0.percent == $1.percent },
+            query: .completion { _, reply in reply(.success(answers[attempt.increment() - 1])) })
         let recorder = PollRecorder<Status>(scheduler: scheduler)
         recorder.start(poller)
         scheduler.advance(by: .seconds(60))
@@ -64,8 +75,8 @@ struct PollerChangeTests {
         let scheduler = VirtualScheduler()
         let server = SimulatedServer(scheduler: scheduler, answers: [.value(90), .value(95)])
         let poller = Poller<Int>(
-            policy: testPolicy(), scheduler: scheduler, isDone: { $0 == 95 }, progress: { $0 == 95 ? 5 : Double($0) },
-            query: server.query)
+            policy: testPolicy(), scheduler: scheduler, isDone: { $0 == 95 }, changes: .equality,
+            progress: { $0 == 95 ? 5 : Double($0) }, query: server.query)
         let recorder = PollRecorder<Int>(scheduler: scheduler)
         recorder.start(poller)
         scheduler.advance(by: .seconds(60))

@@ -8,7 +8,9 @@ import Testing
 struct PollerCrashTests {
     @Test func zeroIntervalTraps() async {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = Poller<Int>(policy: PollPolicy(interval: .zero), scheduler: VirtualScheduler(), isDone: { _ in true }) { _, _ in }
+            _ = Poller<Int>(
+                policy: PollPolicy(interval: .zero), scheduler: VirtualScheduler(), isDone: { _ in true },
+                changes: .equality, query: .completion { _, _ in })
         }.map { result in
             let text = result.standardErrorText
             #expect(text.contains("PollPolicy.interval = 0.0 seconds: must be greater than zero"))
@@ -20,8 +22,7 @@ struct PollerCrashTests {
             let backoff = PollPolicy.Backoff(minimumDelay: .seconds(2), maximumDelay: .seconds(1))
             _ = Poller<Int>(
                 policy: PollPolicy(interval: .seconds(1), backoff: backoff), scheduler: VirtualScheduler(),
-                isDone: { _ in true }
-            ) { _, _ in }
+                isDone: { _ in true }, changes: .equality, query: .completion { _, _ in })
         }.map { result in
             let text = result.standardErrorText
             #expect(text.contains("PollPolicy.backoff.maximumDelay = 1.0 seconds: must not be below backoff.minimumDelay"))
@@ -33,8 +34,7 @@ struct PollerCrashTests {
             let backoff = PollPolicy.Backoff(maximumConsecutiveErrors: 0)
             _ = Poller<Int>(
                 policy: PollPolicy(interval: .seconds(1), backoff: backoff), scheduler: VirtualScheduler(),
-                isDone: { _ in true }
-            ) { _, _ in }
+                isDone: { _ in true }, changes: .equality, query: .completion { _, _ in })
         }.map { result in
             let text = result.standardErrorText
             #expect(text.contains("PollPolicy.backoff.maximumConsecutiveErrors = 0: must be at least 1"))
@@ -46,8 +46,7 @@ struct PollerCrashTests {
             let backoff = PollPolicy.Backoff(minimumDelay: .zero - .seconds(1))
             _ = Poller<Int>(
                 policy: PollPolicy(interval: .seconds(1), backoff: backoff), scheduler: VirtualScheduler(),
-                isDone: { _ in true }
-            ) { _, _ in }
+                isDone: { _ in true }, changes: .equality, query: .completion { _, _ in })
         }.map { result in
             let text = result.standardErrorText
             #expect(text.contains("PollPolicy.backoff.minimumDelay = -1.0 seconds: must not be negative"))
@@ -58,8 +57,7 @@ struct PollerCrashTests {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Poller<Int>(
                 policy: PollPolicy(interval: .seconds(1), attemptTimeout: .zero), scheduler: VirtualScheduler(),
-                isDone: { _ in true }
-            ) { _, _ in }
+                isDone: { _ in true }, changes: .equality, query: .completion { _, _ in })
         }.map { result in
             let text = result.standardErrorText
             #expect(text.contains("PollPolicy.attemptTimeout = 0.0 seconds: must be greater than zero, or nil for none"))
@@ -70,8 +68,7 @@ struct PollerCrashTests {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Poller<Int>(
                 policy: PollPolicy(interval: .seconds(1), deadline: .zero), scheduler: VirtualScheduler(),
-                isDone: { _ in true }
-            ) { _, _ in }
+                isDone: { _ in true }, changes: .equality, query: .completion { _, _ in })
         }.map { result in
             let text = result.standardErrorText
             #expect(text.contains("PollPolicy.deadline = 0.0 seconds: must be greater than zero, or nil for none"))
@@ -81,8 +78,8 @@ struct PollerCrashTests {
     @Test func startWhileRunningTraps() async {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let poller = Poller<Int>(
-                policy: PollPolicy(interval: .seconds(1)), scheduler: VirtualScheduler(), isDone: { _ in true }
-            ) { _, _ in }
+                policy: PollPolicy(interval: .seconds(1)), scheduler: VirtualScheduler(), isDone: { _ in true },
+                changes: .equality, query: .completion { _, _ in })
             poller.start()
             poller.start()
         }.map { result in
@@ -94,8 +91,8 @@ struct PollerCrashTests {
     @Test func iteratingUpdatesWhileRunningTraps() async {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let poller = Poller<Int>(
-                policy: PollPolicy(interval: .seconds(1)), scheduler: VirtualScheduler(), isDone: { _ in true }
-            ) { _, _ in }
+                policy: PollPolicy(interval: .seconds(1)), scheduler: VirtualScheduler(), isDone: { _ in true },
+                changes: .equality, query: .completion { _, _ in })
             poller.start()
             _ = poller.updates.makeAsyncIterator()
         }.map { result in

@@ -20,9 +20,9 @@ struct PollerOutcomeTests {
         let policy = testPolicy(
             attemptTimeout: .seconds(1),
             backoff: .init(minimumDelay: .milliseconds(100), maximumDelay: .seconds(1), maximumConsecutiveErrors: 1))
-        let poller = Poller<Int>(policy: policy, scheduler: scheduler, isDone: { $0 >= 100 }) { attempt, reply in
-            replies.keep(attempt, reply)
-        }
+        let poller = Poller<Int>(
+            policy: policy, scheduler: scheduler, isDone: { $0 >= 100 }, changes: .equality,
+            query: .completion { attempt, reply in replies.keep(attempt, reply) })
         let recorder = PollRecorder<Int>(scheduler: scheduler)
         let cancelResult = LockedValue<Bool?>(nil)
         let due = scheduler.now.advanced(by: .seconds(1))

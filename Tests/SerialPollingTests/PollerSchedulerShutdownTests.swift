@@ -5,7 +5,8 @@ import SerialTesting
 import Testing
 
 /// The scheduler stopping for good: the running session ends with its one outcome,
-/// `failed(PollError.schedulerShutDown(reason))`; later sessions end the same way at once.
+/// `schedulerShutDown(reason)` (its own case, not a `failed` error); later sessions end the same
+/// way at once.
 @Suite("Poller: its scheduler shuts down")
 struct PollerSchedulerShutdownTests {
     static let reason = SchedulingError.shutDown(scheduler: "VirtualScheduler")
@@ -80,9 +81,9 @@ struct PollerSchedulerShutdownTests {
     @Test func aReplyArrivingAfterTheShutdownIsIgnored() {
         let scheduler = VirtualScheduler()
         let replies = ReplyBox()
-        let poller = Poller<Int>(policy: testPolicy(), scheduler: scheduler, isDone: { $0 >= 100 }) { attempt, reply in
-            replies.keep(attempt, reply)
-        }
+        let poller = Poller<Int>(
+            policy: testPolicy(), scheduler: scheduler, isDone: { $0 >= 100 }, changes: .equality,
+            query: .completion { attempt, reply in replies.keep(attempt, reply) })
         let recorder = PollRecorder<Int>(scheduler: scheduler)
         recorder.start(poller)
         scheduler.runUntilIdle()
@@ -96,9 +97,9 @@ struct PollerSchedulerShutdownTests {
     @Test(.timeLimit(.minutes(1)))
     func updatesThrowTheSchedulerShutDownError() async throws {
         let queue = SerialQueue(label: "poll.shutdown")
-        let poller = Poller<Int>(policy: testPolicy(intervalMilliseconds: 60_000), scheduler: queue, isDone: { $0 >= 100 }) {
-            _, reply in reply(.success(1))
-        }
+        let poller = Poller<Int>(
+            policy: testPolicy(intervalMilliseconds: 60_000), scheduler: queue, isDone: { $0 >= 100 },
+            changes: .equality, query: .completion { _, reply in reply(.success(1)) })
         var iterator = poller.updates.makeAsyncIterator()
         #expect(try await iterator.next() == 1)
         _ = queue.shutdown()
@@ -118,16 +119,16 @@ struct PollerSchedulerShutdownTests {
         let queue = SerialQueue(label: "poll.released")
         let outcomes = LockedValue<[String]>([])
         do {
-            let poller = Poller<Int>(policy: testPolicy(intervalMilliseconds: 60_000), scheduler: queue, isDone: { $0 >= 100 }) {
-                _, reply in reply(.success(1))
-            }
+            let poller = Poller<Int>(
+                policy: testPolicy(intervalMilliseconds: 60_000), scheduler: queue, isDone: { $0 >= 100 },
+                changes: .equality, query: .completion { _, reply in reply(.success(1)) })
             poller.start(onOutcome: { outcome in
                 outcomes.withLock { $0.append("\(outcome.kind) on queue: \(queue.isCurrent)") }
             })
             queue.sync {}  // the first query ran; the next one's timer is armed
         }
         _ = queue.shutdown(.cancelPending)
-        #expect(outcomes.withLock { $0 } == ["failed on queue: true"])
+        #expect(outcomes.withLock { $0 } == ["schedulerShutDown on queue: true"])
     }
 
     @Test func anIdlePollerHoldsNothingOnItsScheduler() {

@@ -66,10 +66,12 @@ struct PollerStaleResponseTests {
         // session starts, whose first attempt answers 20 after 5 s.
         let server = SimulatedServer(scheduler: scheduler) { _ in .silence }
         let replies = ReplyBox()
-        let poller = Poller<Int>(policy: testPolicy(), scheduler: scheduler, isDone: { $0 >= 100 }) { attempt, reply in
-            _ = server
-            replies.keep(attempt, reply)
-        }
+        let poller = Poller<Int>(
+            policy: testPolicy(), scheduler: scheduler, isDone: { $0 >= 100 }, changes: .equality,
+            query: .completion { attempt, reply in
+                _ = server
+                replies.keep(attempt, reply)
+            })
         let first = PollRecorder<Int>(scheduler: scheduler)
         let second = PollRecorder<Int>(scheduler: scheduler)
         let session1 = first.start(poller)

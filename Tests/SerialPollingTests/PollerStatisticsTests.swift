@@ -22,9 +22,9 @@ struct PollerStatisticsTests {
         let replies = ReplyBox()
         let policy = testPolicy(
             backoff: .init(minimumDelay: .milliseconds(100), maximumDelay: .seconds(1), maximumConsecutiveErrors: 1))
-        let poller = Poller<Int>(policy: policy, scheduler: scheduler, isDone: { $0 >= 100 }) { attempt, reply in
-            replies.keep(attempt, reply)
-        }
+        let poller = Poller<Int>(
+            policy: policy, scheduler: scheduler, isDone: { $0 >= 100 }, changes: .equality,
+            query: .completion { attempt, reply in replies.keep(attempt, reply) })
         let recorder = PollRecorder<Int>(scheduler: scheduler)
 
         var session = recorder.start(poller)
@@ -49,7 +49,7 @@ struct PollerStatisticsTests {
 
         scheduler.shutdown()  // the running session ends with the reason
         statistics = poller.serviceStatistics
-        #expect(recorder.outcomes.map(\.kind) == ["completed", "failed", "cancelled", "failed"])
+        #expect(recorder.outcomes.map(\.kind) == ["completed", "failed", "cancelled", "schedulerShutDown"])
         #expect(statistics.outcomes == Self.outcomes(completed: 1, failed: 1, cancelled: 1, schedulerShutDown: 1))
         #expect(statistics.pending == 0)
         #expect(statistics.accepted == statistics.pending + statistics.ended)

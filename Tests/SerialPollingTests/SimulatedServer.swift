@@ -57,8 +57,8 @@ final class SimulatedServer: Sendable {
     }
 
     /// The query to hand to `Poller`.
-    var query: Poller<Int>.CompletionQuery {
-        { attempt, reply in self.handle(attempt, reply) }
+    var query: PollQuery<Int> {
+        .completion { attempt, reply in self.handle(attempt, reply) }
     }
 
     private func handle(_ attempt: PollAttempt, _ reply: @escaping @Sendable (Result<Int, any Error>) -> Void) {
@@ -171,19 +171,21 @@ final class PollRecorder<Value: Sendable>: Sendable {
 }
 
 extension PollOutcome {
-    /// The case name, for comparisons in tests ("completed", "failed", "timedOut", "cancelled").
+    /// The case name, for comparisons in tests ("completed", "failed", "timedOut", "cancelled",
+    /// "schedulerShutDown").
     var kind: String {
         switch self {
         case .completed: "completed"
         case .failed: "failed"
         case .timedOut: "timedOut"
         case .cancelled: "cancelled"
+        case .schedulerShutDown: "schedulerShutDown"
         }
     }
 
-    /// The scheduler's shutdown reason, when this outcome is `failed(PollError.schedulerShutDown)`.
+    /// The scheduler's shutdown reason, when this outcome is `schedulerShutDown(reason)`.
     var schedulerShutDownReason: SchedulingError? {
-        if case .failed(let error) = self, case .schedulerShutDown(let reason)? = error as? PollError { return reason }
+        if case .schedulerShutDown(let reason) = self { return reason }
         return nil
     }
 
@@ -226,5 +228,5 @@ func makePoller(
     if progress { measure = { (value: Int) -> Double in Double(value) } }
     return Poller<Int>(
         policy: policy, scheduler: server.scheduler, random: SeededRandom(seed: seed),
-        isDone: { $0 >= 100 }, progress: measure, query: server.query)
+        isDone: { $0 >= 100 }, changes: .equality, progress: measure, query: server.query)
 }

@@ -51,6 +51,7 @@ private final class PollProbe: Sendable {
         case .failed: kind = "failed"
         case .timedOut: kind = "timedOut"
         case .cancelled: kind = "cancelled"
+        case .schedulerShutDown: kind = "schedulerShutDown"
         }
         self.record.withLock { $0.outcome = kind }
         self.outcomes.add(1, ordering: .acquiringAndReleasing)
@@ -155,11 +156,13 @@ struct PollingStressTests {
                     if random.next() % 4 == 0 {
                         poller = Poller<Int>(
                             policy: policy, scheduler: queue, random: SeededRandom(seed: random.next()),
-                            isDone: { $0 >= 100 }, progress: measure, query: { try await job.asyncQuery() })
+                            isDone: { $0 >= 100 }, changes: .equality, progress: measure,
+                            query: .async { try await job.asyncQuery() })
                     } else {
                         poller = Poller<Int>(
                             policy: policy, scheduler: queue, random: SeededRandom(seed: random.next()),
-                            isDone: { $0 >= 100 }, progress: measure, query: job.completionQuery)
+                            isDone: { $0 >= 100 }, changes: .equality, progress: measure,
+                            query: .completion(job.completionQuery))
                     }
                     probes.withLock { $0.append((probe, job)) }
                     pollers.withLock { $0.append(poller) }
@@ -231,11 +234,12 @@ struct PollingStressTests {
                 let replies = LockedValue<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
                 let asked = TestSemaphore()
                 let poller = Poller<Int>(
-                    policy: PollPolicy(interval: .milliseconds(1)), scheduler: queue, isDone: { $0 >= 100 }
-                ) { _, reply in
-                    replies.withLock { $0 = reply }
-                    asked.signal()
-                }
+                    policy: PollPolicy(interval: .milliseconds(1)), scheduler: queue, isDone: { $0 >= 100 },
+                    changes: .equality,
+                    query: .completion { _, reply in
+                        replies.withLock { $0 = reply }
+                        asked.signal()
+                    })
                 poller.start(onOutcome: { _ in
                     outcomes.increment()
                     ended.signal()
@@ -324,19 +328,25 @@ struct PollingSchedulerShutdownStressTests {
                         let next: @Sendable () -> Int = { progress.withLock { $0 = min(100, $0 + step); return $0 } }
                         let poller: Poller<Int>
                         if random.next() % 4 == 0 {
-                            poller = Poller<Int>(policy: policy, scheduler: queue, isDone: { $0 >= 100 }) {
-                                try await withCheckedThrowingContinuation { continuation in
-                                    server.asyncAfter(delay: .microseconds(latency)) { continuation.resume(returning: next()) }
-                                }
-                            }
+                            poller = Poller<Int>(
+                                policy: policy, scheduler: queue, isDone: { $0 >= 100 }, changes: .equality,
+                                query: .async {
+                                    try await withCheckedThrowingContinuation { continuation in
+                                        server.asyncAfter(delay: .microseconds(latency)) {
+                                            continuation.resume(returning: next())
+                                        }
+                                    }
+                                })
                         } else {
-                            poller = Poller<Int>(policy: policy, scheduler: queue, isDone: { $0 >= 100 }) { _, reply in
-                                if latency % 5 == 0 {
-                                    reply(.success(next()))  // inline
-                                } else {
-                                    server.asyncAfter(delay: .microseconds(latency)) { reply(.success(next())) }
-                                }
-                            }
+                            poller = Poller<Int>(
+                                policy: policy, scheduler: queue, isDone: { $0 >= 100 }, changes: .equality,
+                                query: .completion { _, reply in
+                                    if latency % 5 == 0 {
+                                        reply(.success(next()))  // inline
+                                    } else {
+                                        server.asyncAfter(delay: .microseconds(latency)) { reply(.success(next())) }
+                                    }
+                                })
                         }
                         let session = Session()
                         sessions.withLock { $0.append(session) }
@@ -348,7 +358,7 @@ struct PollingSchedulerShutdownStressTests {
                                 }
                             },
                             onOutcome: { outcome in
-                                if case .failed(let error) = outcome, case .schedulerShutDown? = error as? PollError {
+                                if case .schedulerShutDown = outcome {
                                     session.endedByShutdown.store(true, ordering: .relaxed)
                                 }
                                 session.outcomes.add(1, ordering: .acquiringAndReleasing)
