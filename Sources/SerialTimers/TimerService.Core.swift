@@ -65,7 +65,7 @@ extension TimerService {
         struct Aftermath {
             var replaced: DelayedWork? = nil
             var refusal: SchedulingError? = nil
-            var dropped: [@Sendable () -> Void] = []
+            var dropped: [Callback] = []
 
             func finish(_ core: Core) {
                 self.replaced?.cancel()
@@ -167,7 +167,7 @@ extension TimerService {
                     self.stop(.schedulerShutDown(error))  // the due timers left end unrun, with the reason
                 }
             }
-            for callback in turn.batch { callback() }
+            for callback in turn.batch { callback.body() }
         }
     }
 }

@@ -28,7 +28,7 @@ extension TimerService {
 
     /// What a scheduler turn does after the lock: callbacks to run, follow-up to post.
     struct Turn {
-        var batch: [@Sendable () -> Void] = []
+        var batch: [Callback] = []
         var postFollowUp = false
     }
 
@@ -185,7 +185,7 @@ extension TimerService {
         }
 
         /// Removes a waiting timer: its callback is returned, to be released outside the lock.
-        mutating func cancel(_ timer: Timer) -> (@Sendable () -> Void)? {
+        mutating func cancel(_ timer: Timer) -> Callback? {
             // A due one-shot timer is committed; a due repeating one is stopped here and
             // skipped when its turn comes.
             guard self.wheel.remove(timer) || timer is RepeatingTimer else { return nil }
@@ -223,10 +223,10 @@ extension TimerService {
 
         /// Stops for good: every timer not yet handed to a turn ends with `reason`'s status;
         /// their callbacks are returned, to be released outside the lock.
-        mutating func stop(_ reason: StopReason) -> (removed: [@Sendable () -> Void], armed: DelayedWork?) {
+        mutating func stop(_ reason: StopReason) -> (removed: [Callback], armed: DelayedWork?) {
             guard self.stopReason == nil else { return ([], nil) }
             self.stopReason = reason
-            var removed: [@Sendable () -> Void] = []
+            var removed: [Callback] = []
             removed.reserveCapacity(self.pendingCount)
             let stage = reason.stage
             let end = { (timer: Timer) in

@@ -31,17 +31,17 @@ extension TimerService {
         final var isInWheel: Bool { self.next != nil }
 
         /// The callback, if the timer is still pending.
-        final var callback: (@Sendable () -> Void)? {
-            if case .pending(let callback) = self.stage { return callback }
+        final var callback: Callback? {
+            if case .pending(let body) = self.stage { return Callback(body: body) }
             return nil
         }
 
-        /// Ends the timer with `stage` and hands back its callback, to be released outside the
-        /// lock; `nil` when it had already ended.
-        final func end(_ stage: Stage) -> (@Sendable () -> Void)? {
-            guard case .pending(let callback) = self.stage else { return nil }
+        /// Ends the timer with `stage` and hands back its callback, to be run or released
+        /// outside the lock; `nil` when it had already ended.
+        final func end(_ stage: Stage) -> Callback? {
+            guard case .pending(let body) = self.stage else { return nil }
             self.stage = stage
-            return callback
+            return Callback(body: body)
         }
     }
 
@@ -55,6 +55,13 @@ extension TimerService {
         case schedulerShutDown
         /// Not a timer: the anchor of one of the wheel's slot lists.
         case anchor
+    }
+
+    /// A callback taken from a timer under the lock, to run or release after it. A struct so
+    /// that arrays and generic results hold it as it is: a bare closure stored there is wrapped
+    /// in a re-abstraction thunk, one allocation per timer.
+    struct Callback {
+        let body: @Sendable () -> Void
     }
 
     /// A `schedule(every:)` timer: fixed rate, every deadline computed from the first one

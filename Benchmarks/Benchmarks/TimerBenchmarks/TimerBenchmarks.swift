@@ -38,6 +38,23 @@ let benchmarks: @Sendable () -> Void = {
         queue.shutdown()
     }
 
+    // Heartbeats: 1000 timers 10–60 s out, each pushed back to 20–50 s from now in turn, over
+    // and over. A re-arm moves the timer in place: its ceiling is zero allocations.
+    Benchmark("TimerService.rearm") { benchmark in
+        let queue = startedQueue("bench-timers")
+        let service = TimerService(scheduler: queue)
+        let handles = FixedDelays.tenToSixtySeconds(1_000).map { try! service.schedule(after: $0) {} }
+        let pushes = FixedDelays.tenToSixtySeconds(1_000).map { $0 / 2 + .seconds(15) }
+        let count = benchmark.scaledIterations.count
+        benchmark.startMeasurement()
+        for index in 0..<count {
+            blackHole(handles[index % 1_000].reschedule(after: pushes[index % 1_000]))
+        }
+        benchmark.stopMeasurement()
+        service.stop()
+        queue.shutdown()
+    }
+
     // 1000 timers due within one second fire, on virtual time (no waiting): expiry and delivery.
     Benchmark("TimerService.fire") { benchmark in
         let scheduler = VirtualScheduler()
