@@ -97,12 +97,8 @@ extension TimerService {
                 }
             }
             self.catchUp(to: nowTick)
-            if let repeating = timer as? RepeatingTimer {
-                repeating.restart(at: deadline)  // the schedule restarts from the new deadline
-            } else {
-                timer.deadline = deadline
-            }
-            self.wheel.move(timer)
+            (timer as? RepeatingTimer)?.restart(at: deadline)  // the schedule restarts from the new deadline
+            self.wheel.reschedule(timer, to: deadline)
             return (.movedToNewDeadline, self.armIfEarlier())
         }
 

@@ -80,11 +80,10 @@ extension TimerService {
             super.init(deadline: first, stage: .pending(callback))
         }
 
-        /// Restarts the schedule from `deadline` (a reschedule).
+        /// Restarts the schedule from `deadline` (a reschedule; the wheel sets `deadline`).
         func restart(at deadline: MonotonicInstant) {
             self.first = deadline
             self.index = 0
-            self.deadline = deadline
         }
 
         /// The deadline of period `index`, saturating at `distantFuture`.

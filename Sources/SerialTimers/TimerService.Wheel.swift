@@ -18,9 +18,10 @@ extension TimerService {
     /// deadline is read again when a timer cascades to a finer level, so moving a timer is
     /// changing its deadline and filing it again (`move`).
     ///
-    /// - Invariant: every held timer is due after `currentTick` and sits in the slot its due
-    ///   tick maps to from `currentTick`; a level's bitmap bit is set exactly when that slot's
-    ///   list is non-empty; `count` is the number of held timers. `checkInvariants()` walks it
+    /// - Invariant: every held timer is due after `currentTick` and sits in a slot that starts
+    ///   no later than its due tick: the slot its due tick maps to from `currentTick`, or an
+    ///   earlier one after its deadline was pushed back (`reschedule`); a level's bitmap bit is
+    ///   set exactly when that slot's list is non-empty; `count` is the number of held timers. `checkInvariants()` walks it
     ///   all in builds with `SERIAL_INTERNAL_CHECKS`.
     final class Wheel {
         let clock: TickClock
@@ -66,11 +67,20 @@ extension TimerService {
             return true
         }
 
-        /// Files `timer` again after its deadline changed. The timer must be in the wheel.
+        /// Gives a timer in the wheel a new deadline, earlier or later.
+        ///
+        /// A later deadline is only written down: the timer stays where it is, and when its
+        /// slot comes up, `advance` reads the deadline, finds it not due and files it again
+        /// further on. Pushing an idle timeout back on every packet touches only the timer
+        /// (not its neighbours), and a timer pushed back many times moves once. An earlier
+        /// deadline moves the timer at once, so it is never late.
         ///
         /// - Complexity: O(1), no allocation once its new slot has been used before.
-        func move(_ timer: Timer) {
+        func reschedule(_ timer: Timer, to deadline: MonotonicInstant) {
             assert(timer.isInWheel, "internal inconsistency: moving a timer that is not in the wheel")
+            let later = self.clock.tickAtOrAfter(deadline) >= self.clock.tickAtOrAfter(timer.deadline)
+            timer.deadline = deadline
+            guard !later else { return }  // it sits in a slot that starts no later than its new tick
             self.unlink(timer)
             self.link(Unmanaged.passUnretained(timer), at: self.dueTick(of: timer))  // keeps the wheel's retain
         }
@@ -204,8 +214,8 @@ extension TimerService {
         }
 
         /// Walks the whole wheel and traps, naming what is wrong, if an invariant is broken:
-        /// bits match non-empty slots, lists are well linked both ways, each timer is pending,
-        /// due after `currentTick` and in the slot its due tick maps to, `count` is the total.
+        /// bits match non-empty slots, lists are well linked both ways, each timer is pending
+        /// and in a slot that starts no later than its due tick, `count` is the total.
         /// Compiled only with `SERIAL_INTERNAL_CHECKS` (opt-in); otherwise it does nothing.
         ///
         /// - Complexity: O(n + levels × slots).
@@ -229,13 +239,13 @@ extension TimerService {
                         guard timer.previous?.toOpaque() == previous, case .pending = timer.stage else {
                             fatalError("internal inconsistency: wheel level \(level) slot \(slot): a timer is mislinked or not pending")
                         }
-                        // One filed past due waits for the next tick (it has not expired, so it was
-                        // filed at this very tick).
+                        // A timer filed past due waits for the next tick; a pushed-back one may sit
+                        // in an earlier slot than its tick's, never a later one.
                         let due = self.dueTick(of: timer)
-                        if WheelLevel.level(for: due, now: self.currentTick) != level || WheelLevel.slot(for: due, level: level) != slot {
+                        if WheelLevel.start(level: level, slot: slot, now: self.currentTick) > due {
                             fatalError(
-                                "internal inconsistency: a timer due at tick \(due) sits in level \(level) slot \(slot) "
-                                    + "at tick \(self.currentTick)")
+                                "internal inconsistency: a timer due at tick \(due) sits in level \(level) slot \(slot), "
+                                    + "which starts later, at tick \(self.currentTick)")
                         }
                         held += 1
                         previous = node.toOpaque()
