@@ -25,14 +25,17 @@ extension TimerService {
     ///   all in builds with `SERIAL_INTERNAL_CHECKS`.
     final class Wheel {
         let clock: TickClock
+        // Every access is under the service's lock: runtime exclusivity checks would only cost.
         /// The tick the wheel stands at: everything due at or before it has been expired.
-        private(set) var currentTick: UInt64 = 0
+        @exclusivity(unchecked) private(set) var currentTick: UInt64 = 0
         /// How many timers the wheel holds.
-        private(set) var count = 0
+        @exclusivity(unchecked) private(set) var count = 0
         /// Per `level * 64 + slot`: the slot list's anchor, made the first time the slot is used.
-        private var anchors: [Anchor?]
+        /// Unmanaged (one retain each, given back by `deinit`): the hot paths pass anchors around
+        /// without retaining them.
+        @exclusivity(unchecked) private var anchors: [Unmanaged<Anchor>?]
         /// Per level: bit `s` set exactly when slot `s` of that level is non-empty.
-        private var occupied: [UInt64]
+        @exclusivity(unchecked) private var occupied: [UInt64]
 
         init(clock: TickClock) {
             self.clock = clock
@@ -42,6 +45,7 @@ extension TimerService {
 
         deinit {
             self.removeAll { _ in }
+            for anchor in self.anchors { anchor?.release() }
         }
 
         var isEmpty: Bool { self.count == 0 }
@@ -108,7 +112,7 @@ extension TimerService {
                 // Stand at the slot's first tick: every lower level is empty (an occupied lower
                 // slot would start earlier), so cascading timers keep their order.
                 self.currentTick = start
-                let anchor = self.anchors[level &* WheelLevel.slotsPerLevel &+ slot]!
+                let anchor = self.anchors[level &* WheelLevel.slotsPerLevel &+ slot]!.takeUnretainedValue()
                 var node = anchor.next!
                 self.detachAll(anchor, level: level, slot: slot)
                 while node.toOpaque() != Unmanaged.passUnretained(anchor).toOpaque() {
@@ -136,7 +140,8 @@ extension TimerService {
         /// - Complexity: O(n + levels × slots).
         func removeAll(_ body: (Timer) -> Void) {
             for (flat, anchor) in self.anchors.enumerated() {
-                guard let anchor, self.occupied[flat / WheelLevel.slotsPerLevel] != 0 else { continue }
+                guard let anchor = anchor?.takeUnretainedValue(), self.occupied[flat / WheelLevel.slotsPerLevel] != 0
+                else { continue }
                 var node = anchor.next!
                 self.detachAll(anchor, level: flat / WheelLevel.slotsPerLevel, slot: flat % WheelLevel.slotsPerLevel)
                 while node.toOpaque() != Unmanaged.passUnretained(anchor).toOpaque() {
@@ -158,27 +163,29 @@ extension TimerService {
             max(self.clock.tickAtOrAfter(timer.deadline), self.currentTick &+ 1)
         }
 
-        /// Appends `node` to the tail of the slot `due` maps to from `currentTick`. Takes no retain.
+        /// Appends `node` to the tail of the slot `due` maps to from `currentTick`. Takes no retain
+        /// (neither do the link updates: `_withUnsafeGuaranteedRef`, every timer linked being
+        /// held by the wheel's own retain).
         private func link(_ node: Unmanaged<Timer>, at due: UInt64) {
             let level = WheelLevel.level(for: due, now: self.currentTick)
             let slot = WheelLevel.slot(for: due, level: level)
-            let anchor = self.anchor(level: level, slot: slot)
-            let anchorNode = Unmanaged.passUnretained(anchor as Timer)
-            let tail = anchor.previous!
-            let timer = node.takeUnretainedValue()
-            timer.previous = tail
-            timer.next = anchorNode
-            tail.takeUnretainedValue().next = node
-            anchor.previous = node
-            if tail.toOpaque() == anchorNode.toOpaque() { self.occupied[level] |= 1 << UInt64(slot) }
+            let anchor = Unmanaged<Timer>.fromOpaque(self.anchor(level: level, slot: slot).toOpaque())
+            let tail = anchor._withUnsafeGuaranteedRef { $0.previous! }
+            node._withUnsafeGuaranteedRef {
+                $0.previous = tail
+                $0.next = anchor
+            }
+            tail._withUnsafeGuaranteedRef { $0.next = node }
+            anchor._withUnsafeGuaranteedRef { $0.previous = node }
+            if tail.toOpaque() == anchor.toOpaque() { self.occupied[level] |= 1 << UInt64(slot) }
         }
 
         /// Takes `timer` out of its slot list, clearing the slot's bit when it was the last.
         private func unlink(_ timer: Timer) {
             let previous = timer.previous!
             let next = timer.next!
-            previous.takeUnretainedValue().next = next
-            next.takeUnretainedValue().previous = previous
+            previous._withUnsafeGuaranteedRef { $0.next = next }
+            next._withUnsafeGuaranteedRef { $0.previous = previous }
             timer.next = nil
             timer.previous = nil
             if previous.toOpaque() == next.toOpaque() {
@@ -196,10 +203,10 @@ extension TimerService {
             self.occupied[level] &= ~(1 << UInt64(slot))
         }
 
-        private func anchor(level: Int, slot: Int) -> Anchor {
+        private func anchor(level: Int, slot: Int) -> Unmanaged<Anchor> {
             let flat = level &* WheelLevel.slotsPerLevel &+ slot
             if let anchor = self.anchors[flat] { return anchor }
-            let anchor = Anchor(flat: flat)
+            let anchor = Unmanaged.passRetained(Anchor(flat: flat))
             self.anchors[flat] = anchor
             return anchor
         }
@@ -224,7 +231,7 @@ extension TimerService {
             var held = 0
             for level in 0..<WheelLevel.count {
                 for slot in 0..<WheelLevel.slotsPerLevel {
-                    let anchor = self.anchors[level * WheelLevel.slotsPerLevel + slot]
+                    let anchor = self.anchors[level * WheelLevel.slotsPerLevel + slot]?.takeUnretainedValue()
                     let anchorNode = anchor.map { Unmanaged.passUnretained($0 as Timer).toOpaque() }
                     let bit = self.occupied[level] & (1 << UInt64(slot)) != 0
                     let empty = anchor.map { $0.next!.toOpaque() == anchorNode } ?? true
