@@ -10,35 +10,10 @@ import Testing
 struct TimerWheelTests {
     typealias Timer = TimerService.Timer
 
-    /// The reference: timers sorted by (due tick, filing number); a move files again.
-    ///
-    /// A timer pushed back stays in its slot until that slot comes up, so among the timers due
-    /// at one tick it may come out before or after others: with moves, the check is due-tick
-    /// order and the same timers per tick; without, the exact order.
-    struct Model {
-        var now: UInt64
-        var entries: [(due: UInt64, id: Int)] = []
-
-        mutating func file(id: Int, due tick: UInt64) {
-            let due = max(tick, self.now + 1)
-            let index = self.entries.firstIndex { $0.due > due } ?? self.entries.count
-            self.entries.insert((due, id), at: index)
-        }
-
-        mutating func remove(id: Int) -> Bool {
-            guard let index = self.entries.firstIndex(where: { $0.id == id }) else { return false }
-            self.entries.remove(at: index)
-            return true
-        }
-
-        mutating func advance(to tick: UInt64) -> [Int] {
-            guard tick > self.now else { return [] }
-            self.now = tick
-            let due = self.entries.prefix { $0.due <= tick }
-            self.entries.removeFirst(due.count)
-            return due.map(\.id)
-        }
-    }
+    // Checked against `SortedWheelModel`; a move files again. A timer pushed back stays in its
+    // slot until that slot comes up, so among the timers due at one tick it may come out before
+    // or after others: with moves, the check is due-tick order and the same timers per tick;
+    // without, the exact order.
 
     static let tickNanoseconds: UInt64 = 1_000
 
@@ -50,7 +25,7 @@ struct TimerWheelTests {
         let start = UInt64.random(in: 0..<100_000, using: &random)
         var expired: [Timer] = []
         wheel.advance(to: start, into: &expired)
-        var model = Model(now: start)
+        var model = SortedWheelModel(now: start)
         var timers: [Timer] = []
         var ids: [ObjectIdentifier: Int] = [:]
         var dueOf: [Int: UInt64] = [:]

@@ -5,33 +5,6 @@ import Testing
 /// Random insert / cancel / advance sequences checked step by step against a sorted array.
 @Suite("TimingWheel against a reference model")
 struct TimingWheelPropertyTests {
-    /// The reference: entries sorted by (deadline, insertion number).
-    struct Model {
-        var now: UInt64
-        var entries: [(deadline: UInt64, id: Int)] = []
-
-        mutating func insert(id: Int, at deadline: UInt64) -> UInt64 {
-            let due = max(deadline, self.now + 1)
-            let index = self.entries.firstIndex { $0.deadline > due } ?? self.entries.count
-            self.entries.insert((due, id), at: index)
-            return due
-        }
-
-        mutating func cancel(id: Int) -> Bool {
-            guard let index = self.entries.firstIndex(where: { $0.id == id }) else { return false }
-            self.entries.remove(at: index)
-            return true
-        }
-
-        mutating func advance(to tick: UInt64) -> [Int] {
-            guard tick > self.now else { return [] }
-            self.now = tick
-            let due = self.entries.prefix { $0.deadline <= tick }
-            self.entries.removeFirst(due.count)
-            return due.map(\.id)
-        }
-    }
-
     static let seeds: [UInt64] = [1, 2, 3, 42, 1_000, 0xC0FFEE, 0xDEAD_BEEF, 7_777_777]
 
     @Test(arguments: seeds)
@@ -39,7 +12,7 @@ struct TimingWheelPropertyTests {
         var random = SeededRandom(seed: seed)
         let start = UInt64.random(in: 0..<100_000, using: &random)
         var wheel = TimingWheel<Int>(currentTick: WheelTick(start))
-        var model = Model(now: start)
+        var model = SortedWheelModel(now: start)
         var handles: [Int: TimingWheel<Int>.Handle] = [:]
         var nextID = 0
         for step in 0..<3_000 {
@@ -50,7 +23,7 @@ struct TimingWheelPropertyTests {
                 let scale = [2, 64, 4_096, 262_144, 20_000_000][Int.random(in: 0..<5, using: &random)]
                 let deadline = UInt64(max(0, Int(model.now) + Int.random(in: -3..<scale, using: &random)))
                 let handle = wheel.insert(nextID, at: WheelTick(deadline))
-                let due = model.insert(id: nextID, at: deadline)
+                let due = model.file(id: nextID, due: deadline)
                 #expect(wheel.deadline(of: handle)?.rawValue == due, context)
                 handles[nextID] = handle
                 nextID += 1
@@ -58,7 +31,7 @@ struct TimingWheelPropertyTests {
                 guard nextID > 0 else { continue }
                 let id = Int.random(in: 0..<nextID, using: &random)  // may be gone already
                 let removed = wheel.cancel(handles[id]!)
-                #expect((removed != nil) == model.cancel(id: id), context)
+                #expect((removed != nil) == model.remove(id: id), context)
                 if let removed { #expect(removed == id, context) }
             default:
                 // Sometimes to the next expiry, sometimes a random jump.
@@ -71,7 +44,7 @@ struct TimingWheelPropertyTests {
                 #expect(wheel.advance(to: WheelTick(target)) == model.advance(to: target), context)
             }
             #expect(wheel.count == model.entries.count, context)
-            if let next = wheel.nextExpiry, let earliest = model.entries.first?.deadline {
+            if let next = wheel.nextExpiry, let earliest = model.entries.first?.due {
                 #expect(next.rawValue <= earliest && next.rawValue > model.now, context)
                 #expect(wheel.nextDeadline?.rawValue == earliest, context)
             } else {
