@@ -1,0 +1,1076 @@
+/*
+ * The pooled mode of SerialQueue (Sources/SerialCore/WorkerPool, with the queue side in
+ * Sources/SerialCore/SerialQueue), as a Promela model for spin: two queues share the threads of
+ * one WorkerPool of width 2.
+ *
+ * queue.pml models a queue with its own worker; this file models what changes when a pool runs
+ * the queue: the pool's run queue of runnable queues, pool threads that run bounded turns, spin
+ * and sleep, the `next` slot (a hop to a queue this thread's own work made runnable), the
+ * hand-off of a `sync` turn that releases the pool thread, stand-in threads for a pool thread
+ * that blocks, suspend/resume and shutdown of a pooled queue, and the pool's shutdown. The
+ * queue's own decisions (QueueState: the door, wakeWorkerIfNeeded, takeBatch, leaveSync, ...)
+ * are the same code as in queue.pml and are written the same way here, per queue.
+ *
+ * README.md in this folder maps every step below to the code (step names in brackets, e.g.
+ * [T2]), states the assumptions, the properties and the mutants. verify.sh runs every check.
+ *
+ * Switches (spin -D...):
+ *   END_DRAIN, END_CANCEL   the controller suspends queue A, then resumes it and shuts it down
+ *                           (shutdown(.drain) / .cancelPending, in either order), then shuts the
+ *                           pool down (WorkerPool.shutdown(.drain)).
+ *   END_POOL                suspend and resume A, then the pool's shutdown only.
+ *   END_NONE                suspend and resume A; nothing ends (the pool threads sleep forever).
+ *   NO_NESTED               item 1's body makes no calls (a smaller instance).
+ *   HOP_LIMIT=n             PoolCore.consecutiveHopLimit (default 2: the one hop of the instance
+ *                           runs on the same thread; 1: it goes to the run queue instead).
+ *   SPURIOUS=n              spurious wake-ups available (default 1).
+ *   CHECK_<PROPERTY>        which assertions are compiled in (CHECK_ALL: all).
+ *   MUTANT_<NAME>           one deliberate bug (see README.md).
+ */
+
+/* ------------------------------------------------------------------------------------------ */
+/* The instance. Queues A (0) and B (1); pool threads T0, T1 and one stand-in slot S.          */
+/*   P0: A.async 1, then B.sync 2        P1: A.sync 3, then A.async 4                           */
+/*   item 1's body, on a pool thread: B.async 5, then B.sync 6                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+#define NQ 2
+#define QA 0
+#define QB 1
+#define NITEMS 6
+#define NPROD 2
+#define WIDTH 2                  /* WorkerPool(threads: 2) */
+#define NT 3                     /* pool thread slots: T0, T1, the stand-in S */
+#define NW 5                     /* threads that can wait for a sync turn: T0, T1, S, P0, P1 */
+#define W_P0 3
+#define W_P1 4
+#define NOT_POOL 255             /* `me` of a thread that is not a pool thread */
+#define NONE 255                 /* an empty `next` slot */
+#define BATCH_LIMIT 2            /* PoolCore.batchLimit (64 in the code) */
+#ifndef HOP_LIMIT
+#define HOP_LIMIT 2              /* PoolCore.consecutiveHopLimit (64 in the code) */
+#endif
+#define RING 3                   /* room in a FIFO: at most 3 items per queue */
+
+#define ASYNC 0
+#define SYNC 1
+#define kindOf(id) (((id) == 2 || (id) == 3 || (id) == 6) -> SYNC : ASYNC)
+#define queueOf(id) (((id) == 1 || (id) == 3 || (id) == 4) -> QA : QB)
+
+#ifndef SPURIOUS
+#define SPURIOUS 1
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Constants of the code (as in queue.pml)                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+#define CLOSED 0
+#define OPEN 1
+#define HELD 2
+#define HREC 3
+#define O_NONE 0
+#define O_WORKER 1
+#define O_SYNC 2
+/* QueueState.WorkerPhase, pooled meaning (SerialQueue.State.swift, "Pooled turns"): RUNNING a
+ * pool thread runs a turn; SLEEPING with wakePending: scheduled (run queue, a `next` slot, or on
+ * its way there); SLEEPING without: idle; AWAITING: handed to a sync caller, no thread. A
+ * pooled queue never spins (SPINNING is the dedicated worker's). */
+#define RUNNING 0
+#define SLEEPING 2
+#define AWAITING 3
+#define EXITED 4
+#define ACCEPTING 0
+#define SHUT_DRAIN 1
+#define SHUT_CANCEL 2
+#define A_NONE 0
+#define A_WAKE 1
+
+#define S_NEW 0
+#define S_ACCEPTED 1
+#define S_RUNNING 2
+#define S_DONE 3
+#define S_DROPPED 4
+#define S_REJECTED 5
+
+/* What a pool thread's look at the run queue decided (PoolCore.threadMain). */
+#define ACT_RUN 0
+#define ACT_SPIN 1
+#define ACT_IDLE 2
+#define ACT_LEAVE 3
+
+/* ------------------------------------------------------------------------------------------ */
+/* Shared variables                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef Ring { byte it[RING]; byte n };
+
+/* Per queue (QueueCore, QueueState). Shared without the lock: door, interrupted, the waiting
+ * flags of its conditions. */
+byte door[NQ] = OPEN;            /* QueueCore.fastPath: a new pooled queue is idle, its door open */
+bool interrupted[NQ];
+bool workerExitedWaits[NQ];      /* QueueCore.workerExited (the controller waits) */
+byte qmutex[NQ];                 /* QueueCore.mutex: 0 free, else holder's _pid + 1 */
+Ring fifo[NQ];
+byte owner[NQ];
+byte phase[NQ] = SLEEPING;       /* a new pooled queue: no turn runs or is queued */
+bool wakePending[NQ];
+byte suspendCount[NQ];
+byte lifecycle[NQ];
+byte cancelledWork[NQ];
+
+/* Per thread that can wait for a sync turn (CurrentQueueStack), indexed by waiter. */
+bool turnGranted[NW];            /* isTurnGranted, guarded by the queue's mutex */
+bool turnGrantedWaits[NW];       /* turnGranted (its condition) */
+
+/* The pool (PoolCore, PoolState), guarded by pmutex except where noted. */
+byte pmutex = 0;
+typedef QRing { byte it[NQ + 1]; byte n };   /* one more slot, so a double entry shows */
+QRing runQ;                      /* PoolState.runQueue */
+byte idleStack[NT];              /* PoolState.idleWorkers (popLast) */
+byte idleN = 0;
+bool isWoken[NT];                /* PoolWorker.isWoken */
+bool wakeUpWaits[NT];            /* PoolWorker.wakeUp: one waiter, its thread */
+byte threadCount = WIDTH;        /* PoolState.threadCount (T0, T1 reserved by start()) */
+byte blockedCount = 0;
+bool attached[NQ] = true;        /* PoolState.attached */
+byte nAttached = NQ;
+bool isClosed = false;
+bool isStopping = false;
+byte spinningCount = 0;
+bool changedWaits = false;       /* PoolCore.changed (the controller waits) */
+bool standInStarted = false;     /* startThread() for the stand-in slot */
+/* Thread-local in the code, global here so that the properties can see them. */
+byte nextSlot[NT] = NONE;        /* PoolWorker.next */
+bool isInTurn[NT];               /* PoolWorker.isInTurn */
+Ring batch[NT];                  /* PoolWorker.batch */
+
+byte spurious = SPURIOUS;
+
+/* Ghosts, for the properties only. */
+byte st[NITEMS + 1];
+byte seq[NITEMS + 1];            /* entry order in its queue */
+byte nextSeq[NQ] = 1;
+byte lastSeq[NQ];
+byte running[NQ];                /* bodies of the queue running now */
+byte inTurn[NQ];                 /* pool threads inside a turn of the queue */
+byte waiterOf[NITEMS + 1];       /* the thread a sync turn belongs to (it is in the FIFO entry) */
+bool looking[NT] = true;         /* the thread will look at the run queue without being woken
+                                  * (S's counts only once it is reserved: nLooking) */
+byte nLooking = WIDTH;
+byte nAccepted = 0;
+byte nFinished = 0;
+byte producersDone = 0;
+bool controllerDone = false;
+
+hidden byte ti;
+hidden byte tj;
+hidden byte droppable;
+hidden byte settled;
+hidden byte reported;
+hidden byte queuedOnce;
+hidden byte oneThread;
+hidden byte notLost;
+hidden byte freeThreads;
+hidden byte moved;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Properties as assertions                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+#ifdef CHECK_ALL
+#define CHECK_EXCLUSION
+#define CHECK_ORDER
+#define CHECK_ONCE
+#define CHECK_NOTHING_LOST
+#define CHECK_CODE_INVARIANTS
+#define CHECK_POOL
+#endif
+
+#ifdef CHECK_EXCLUSION
+#define assertExclusion(e) assert(e)
+#else
+#define assertExclusion(e) skip
+#endif
+#ifdef CHECK_ORDER
+#define assertOrder(e) assert(e)
+#else
+#define assertOrder(e) skip
+#endif
+#ifdef CHECK_ONCE
+#define assertOnce(e) assert(e)
+#else
+#define assertOnce(e) skip
+#endif
+#ifdef CHECK_NOTHING_LOST
+#define assertNothingLost(e) assert(e)
+#else
+#define assertNothingLost(e) skip
+#endif
+#ifdef CHECK_CODE_INVARIANTS
+#define assertCodeInvariant(e) assert(e)
+#else
+#define assertCodeInvariant(e) skip
+#endif
+#ifdef CHECK_POOL
+#define assertPool(e) assert(e)
+#else
+#define assertPool(e) skip
+#endif
+
+#ifdef PROBE
+#define reached(k) assert(PROBE != (k))
+#define reachedIf(c, k) if :: (c) -> assert(PROBE != (k)) :: else -> skip fi
+#else
+#define reached(k) skip
+#define reachedIf(c, k) skip
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Liveness (pan -a -f: weak fairness)                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+ltl everyAcceptedItemRuns { [] <> (nAccepted == nFinished) }
+ltl everyCallReturns { <> (producersDone == NPROD && controllerDone) }
+
+/* ------------------------------------------------------------------------------------------ */
+/* QueueState, per queue (SerialQueue.State.swift)                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+#define isAccepting(q) (lifecycle[q] == ACCEPTING)
+#define isSuspended(q) (suspendCount[q] > 0 && lifecycle[q] == ACCEPTING)
+#define isIdle(q) (owner[q] == O_NONE && fifo[q].n == 0 && !isSuspended(q) && isAccepting(q) \
+    && phase[q] == SLEEPING && !wakePending[q])
+#ifdef MUTANT_EXIT_WHILE_OWNED
+#define workerShouldExit(q) (!isAccepting(q) && fifo[q].n == 0)
+#else
+#define workerShouldExit(q) (!isAccepting(q) && fifo[q].n == 0 && owner[q] == O_NONE)
+#endif
+#define hasRunnableWork(q) (owner[q] == O_NONE && !isSuspended(q) && fifo[q].n > 0)
+
+inline checkInvariants(q) {
+    assertCodeInvariant(!wakePending[q] || phase[q] == SLEEPING);
+    assertCodeInvariant(phase[q] != AWAITING || owner[q] != O_NONE);
+    assertCodeInvariant(phase[q] != EXITED || (fifo[q].n == 0 && !isAccepting(q)));
+    assertCodeInvariant(!(phase[q] == SLEEPING && owner[q] == O_NONE && fifo[q].n > 0
+        && !isSuspended(q) && !wakePending[q]))
+}
+
+/* wakeWorkerIfNeeded: for a pooled queue, "wake the worker" means "schedule a turn". */
+inline wakeWorkerIfNeeded(q, a) {
+    if
+#ifdef MUTANT_WAKE_IGNORES_PENDING
+    :: (phase[q] == SLEEPING && owner[q] == O_NONE
+#else
+    :: (phase[q] == SLEEPING && !wakePending[q] && owner[q] == O_NONE
+#endif
+        && ((fifo[q].n > 0 && !isSuspended(q)) || workerShouldExit(q))) ->
+        wakePending[q] = true; a = A_WAKE
+    :: else -> a = A_NONE
+    fi
+}
+
+inline accept(id) {
+    st[id] = S_ACCEPTED; seq[id] = nextSeq[queueOf(id)]; nextSeq[queueOf(id)]++; nAccepted++
+}
+
+inline submit(q, id, a) {
+    fifo[q].it[fifo[q].n] = id; fifo[q].n++; accept(id);
+    wakeWorkerIfNeeded(q, a)
+}
+
+/* QueueState.takeBatch(into:limit:): at most BATCH_LIMIT items from the FIFO's front. */
+inline takeBatch(q, t) {
+    assertCodeInvariant(batch[t].n == 0);
+    reachedIf(fifo[q].n > BATCH_LIMIT, 4);
+    do
+    :: batch[t].n < BATCH_LIMIT && fifo[q].n > 0 ->
+        batch[t].it[batch[t].n] = fifo[q].it[0]; batch[t].n++;
+#ifndef MUTANT_TAKE_COPY
+        ti = 1;
+        do
+        :: ti < fifo[q].n -> fifo[q].it[ti - 1] = fifo[q].it[ti]; ti++
+        :: else -> break
+        od;
+        fifo[q].n--; fifo[q].it[fifo[q].n] = 0; ti = 0
+#else
+        /* copies instead of moving: only the count goes down (the item stays visible to the
+         * next take through the ring's slots) */
+        fifo[q].n--;
+        break
+#endif
+    :: else -> break
+    od
+}
+
+inline popBatch(t, id) {
+    id = batch[t].it[0];
+    ti = 1;
+    do
+    :: ti < batch[t].n -> batch[t].it[ti - 1] = batch[t].it[ti]; ti++
+    :: else -> break
+    od;
+    batch[t].n--; batch[t].it[batch[t].n] = 0; ti = 0
+}
+
+/* QueueState.returnUnrun: the batch's rest goes back in front of the FIFO, in its order. */
+inline returnUnrun(q, t) {
+#ifdef MUTANT_HANDOFF_REST_TO_BACK
+    ti = 0;
+    do
+    :: ti < batch[t].n -> fifo[q].it[fifo[q].n + ti] = batch[t].it[ti]; batch[t].it[ti] = 0; ti++
+    :: else -> break
+    od;
+#else
+    ti = fifo[q].n;
+    do
+    :: ti > 0 -> ti--; fifo[q].it[ti + batch[t].n] = fifo[q].it[ti]
+    :: else -> break
+    od;
+    ti = 0;
+    do
+    :: ti < batch[t].n -> fifo[q].it[ti] = batch[t].it[ti]; batch[t].it[ti] = 0; ti++
+    :: else -> break
+    od;
+#endif
+    fifo[q].n = fifo[q].n + batch[t].n; batch[t].n = 0; ti = 0
+}
+
+inline drop(q, id) {
+    assertOnce(st[id] == S_ACCEPTED);
+    droppable = (kindOf(id) == ASYNC && lifecycle[q] == SHUT_CANCEL);
+    assertNothingLost(droppable);
+    st[id] = S_DROPPED; nFinished++; cancelledWork[q]++; reached(13)
+}
+
+inline removeCancellableWork(q) {
+    ti = 0; tj = 0;
+    do
+    :: ti < fifo[q].n ->
+        if
+        :: kindOf(fifo[q].it[ti]) == ASYNC -> drop(q, fifo[q].it[ti])
+        :: else -> fifo[q].it[tj] = fifo[q].it[ti]; tj++
+        fi;
+        ti++
+    :: else -> break
+    od;
+    ti = tj;
+    do
+    :: ti < fifo[q].n -> fifo[q].it[ti] = 0; ti++
+    :: else -> break
+    od;
+    fifo[q].n = tj; ti = 0; tj = 0
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Locks, the door, condition variables                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+#define QLOCK(q)   qmutex[q] == 0 -> qmutex[q] = _pid + 1
+#define QUNLOCK(q) assert(qmutex[q] == _pid + 1); qmutex[q] = 0
+#define PLOCK      pmutex == 0 -> pmutex = _pid + 1
+/* PoolState's documented invariant: while the pool is not stopping, at least `width` of its
+ * threads are free to run turns (a stand-in is reserved in the step that blocks a thread). */
+#define PUNLOCK    assert(pmutex == _pid + 1); \
+                   freeThreads = (isStopping || threadCount - blockedCount >= WIDTH); \
+                   assertPool(freeThreads); pmutex = 0
+
+inline closeFastPath(q) {
+    if
+    :: door[q] == OPEN -> door[q] = CLOSED
+    :: door[q] == HELD -> door[q] = HREC; owner[q] = O_SYNC; reached(3)
+    :: else -> skip
+    fi
+}
+
+#define QLOCK_STATE(q)   QLOCK(q); closeFastPath(q)
+#define QUNLOCK_STATE(q) checkInvariants(q); QUNLOCK(q)
+
+inline openFastPathIfIdle(q) {
+    if
+    :: isIdle(q) -> door[q] = OPEN
+    :: else -> skip
+    fi
+}
+
+#ifdef SPURIOUS_UNBOUNDED
+#define WAIT_RELEASING(m, w) \
+    m = 0; w = true; \
+    if \
+    :: w = false; reached(9) \
+    :: true -> skip \
+    fi
+#else
+#define WAIT_RELEASING(m, w) \
+    m = 0; w = true; \
+    if \
+    :: spurious > 0 -> spurious--; w = false; reached(9) \
+    :: true -> skip \
+    fi
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* The pool's run queue (PoolCore, PoolState)                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Never twice in the run queue, or in the run queue and a `next` slot. */
+inline checkQueuedOnce(q) {
+    queuedOnce = true;
+    tj = 0;
+    do
+    :: tj < runQ.n -> if :: runQ.it[tj] == q -> queuedOnce = false :: else -> skip fi; tj++
+    :: else -> break
+    od;
+    tj = 0;
+    do
+    :: tj < NT -> if :: nextSlot[tj] == q -> queuedOnce = false :: else -> skip fi; tj++
+    :: else -> break
+    od;
+    tj = 0;
+    assertPool(queuedOnce)
+}
+
+/* PoolState.popIdleWorker: the most recently idle thread, marked woken (signalled later). */
+inline popIdleWorker(woken) {
+    if
+    :: idleN > 0 ->
+        idleN--; woken = woken | (1 << idleStack[idleN]); isWoken[idleStack[idleN]] = true;
+        looking[idleStack[idleN]] = true; nLooking++; idleStack[idleN] = 0; reached(7)
+    :: else -> skip
+    fi
+}
+
+/* The signals after unlocking: each woken worker's wakeUp.signal(). */
+inline signalWoken(woken) {
+    atomic {
+        tj = 0;
+        do
+        :: tj < NT -> if :: (woken >> tj) & 1 -> wakeUpWaits[tj] = false :: else -> skip fi; tj++
+        :: else -> break
+        od;
+        tj = 0; woken = 0
+    }
+}
+
+#define threadsShouldLeave (isStopping && nAttached == 0 && runQ.n == 0)
+
+/* PoolCore.enqueue -> PoolState.enqueue, under the pool's lock: append; wake an idle thread
+ * unless the threads that will look anyway (spinning ones, the caller) cover the run queue. */
+inline enqueueLocked(q, callerWillDequeue, woken) {
+    checkQueuedOnce(q);
+    runQ.it[runQ.n] = q; runQ.n++;
+    if
+    :: runQ.n <= spinningCount + (callerWillDequeue -> 1 : 0) -> reachedIf(spinningCount > 0, 6)
+    :: else -> popIdleWorker(woken)
+    fi
+}
+
+/* PoolCore.enqueue: one pool critical section, then the signal after unlocking. */
+inline enqueue(q, callerWillDequeue, woken) {
+    atomic { PLOCK; enqueueLocked(q, callerWillDequeue, woken); PUNLOCK };    /* [Q1] */
+    if :: woken != 0 -> signalWoken(woken) :: else -> skip fi              /* [Q2] */
+}
+
+/* PoolCore.makeRunnable, from the thread `me`: inside its own turn, into its empty `next`
+ * slot (no lock, no wake-up); otherwise enqueue. */
+inline makeRunnable(q, me, woken) {
+    if
+    :: me != NOT_POOL && isInTurn[me] && nextSlot[me] == NONE ->
+        atomic { checkQueuedOnce(q); nextSlot[me] = q; reached(1) }          /* [M1] */
+    :: else -> enqueue(q, false, woken)
+    fi
+}
+
+/* QueueCore.perform for a pooled queue. */
+inline perform(q, a, me, woken) {
+    if
+    :: a == A_WAKE -> a = A_NONE; makeRunnable(q, me, woken)
+    :: else -> a = A_NONE
+    fi
+}
+
+/* PoolWorker.beginBlocking (me is a pool thread, the queue's lock may be held): the `next`
+ * queue goes to the run queue; then PoolCore.beginBlocking: blockedCount += 1, and a stand-in
+ * is reserved and started if fewer than `width` threads would be free. */
+inline beginBlocking(me, woken) {
+#ifndef MUTANT_NEXT_KEPT_WHILE_BLOCKING
+    if
+    :: nextSlot[me] != NONE ->
+        moved = nextSlot[me]; nextSlot[me] = NONE;
+        PLOCK; enqueueLocked(moved, false, woken); PUNLOCK;
+        moved = 0; reached(12)
+    :: else -> skip
+    fi;
+#endif
+    PLOCK;
+    blockedCount++; looking[me] = false; nLooking--;
+#ifndef MUTANT_NO_STAND_IN
+    if
+    :: threadCount - blockedCount < WIDTH ->
+        threadCount++; assert(!standInStarted); standInStarted = true;
+        looking[2] = true; nLooking++; reached(2)
+    :: else -> skip
+    fi;
+#endif
+    PUNLOCK
+}
+
+inline endBlocking(me) {
+    atomic { PLOCK; blockedCount--; looking[me] = true; nLooking++; PUNLOCK }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bodies (ghost)                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+inline bodyStarts(q, id) {
+    atomic {
+        assertExclusion(running[q] == 0);
+        assertOnce(st[id] == S_ACCEPTED);
+        assertOrder(seq[id] > lastSeq[q]);
+        running[q]++; st[id] = S_RUNNING; lastSeq[q] = seq[id]
+    }
+}
+
+inline bodyEnds(q, id) {
+    atomic { running[q]--; st[id] = S_DONE; nFinished++ }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Calls on a queue (QueueCore.trySubmit, SerialQueue.sync) from thread `me` (a pool thread's   */
+/* index, or NOT_POOL) whose sync waits use waiter slot `w`                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* tryAsync (async traps on a shut-down queue instead; the protocol is the same) */
+inline asyncCall(q, id, me, a, woken) {
+    atomic {                                                              /* [A1] */
+        QLOCK_STATE(q);
+        if
+        :: !isAccepting(q) -> st[id] = S_REJECTED; reached(11)
+        :: else -> submit(q, id, a)
+        fi;
+        QUNLOCK_STATE(q)
+    };
+    perform(q, a, me, woken)                                              /* [A2] */
+}
+
+inline syncCall(q, id, me, w, via, left, a, woken) {
+    waiterOf[id] = w;
+    atomic {                                                              /* [Y1] */
+        if
+        :: door[q] == OPEN -> door[q] = HELD; accept(id); via = true; reached(10)
+        :: else -> via = false
+        fi
+    };
+    if
+    :: !via ->
+        atomic { QLOCK_STATE(q) };                                        /* [Y2] */
+        if
+        :: atomic { !isAccepting(q) -> st[id] = S_REJECTED; reached(11); QUNLOCK_STATE(q) }
+        :: atomic { isAccepting(q) && owner[q] == O_NONE && fifo[q].n == 0 && !isSuspended(q) ->
+                owner[q] = O_SYNC; accept(id); QUNLOCK_STATE(q) }         /* [Y3] tryEnterSync */
+        :: else ->
+            atomic {                                                      /* [Y4] */
+                turnGranted[w] = false; submit(q, id, a);
+                /* perform, under the queue's lock (the pool's lock nests inside it) */
+                if
+                :: a == A_WAKE ->
+                    a = A_NONE;
+                    if
+                    :: me != NOT_POOL && isInTurn[me] && nextSlot[me] == NONE ->
+                        checkQueuedOnce(q); nextSlot[me] = q
+                    :: else ->
+                        PLOCK; enqueueLocked(q, false, woken); PUNLOCK;
+                        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+                    fi
+                :: else -> skip
+                fi;
+                if
+                :: me != NOT_POOL -> beginBlocking(me, woken); reached(5)
+                :: else -> skip
+                fi;
+                if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+            };
+            do
+            :: atomic { !turnGranted[w] -> WAIT_RELEASING(qmutex[q], turnGrantedWaits[w]) };   /* [Y5] */
+                !turnGrantedWaits[w];
+                atomic { QLOCK(q) }
+            :: else -> break
+            od;
+            atomic { QUNLOCK_STATE(q) };                                  /* [Y6] */
+            if
+            :: me != NOT_POOL -> endBlocking(me)
+            :: else -> skip
+            fi
+        fi
+    :: else -> skip
+    fi;
+    if
+    :: st[id] == S_REJECTED -> skip
+    :: else ->
+        bodyStarts(q, id); bodyEnds(q, id);                               /* [Y7] */
+        atomic {                                                          /* [L1] */
+            if
+            :: via && door[q] == HELD -> door[q] = OPEN; left = true
+            :: else -> left = false
+            fi
+        };
+        if
+        :: !left ->
+            atomic {                                                      /* [L2] */
+                QLOCK(q);
+                if
+                :: via -> assertCodeInvariant(door[q] == HREC); door[q] = CLOSED
+                :: else -> closeFastPath(q)
+                fi
+            };
+            atomic {                                                      /* [L3] leaveSync */
+                assertCodeInvariant(owner[q] == O_SYNC);
+                if
+                :: phase[q] == AWAITING ->
+                    owner[q] = O_WORKER;
+#ifdef MUTANT_LEAVE_NO_REQUEUE
+                    a = A_NONE
+#else
+                    a = A_WAKE; reached(8)
+#endif
+                :: else -> owner[q] = O_NONE; wakeWorkerIfNeeded(q, a)
+                fi;
+                openFastPathIfIdle(q);
+                QUNLOCK_STATE(q)
+            };
+            perform(q, a, me, woken)                                      /* [L4] */
+        :: else -> skip
+        fi
+    fi;
+    via = false; left = false
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* A pooled turn (QueueCore.runPooledTurn, run, handOffReleasingThePoolThread)                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Item 1's body, on the pool thread t: B.async 5, then B.sync 6. */
+inline bodyOfItem1(t, a, woken, via2, left2) {
+#ifndef NO_NESTED
+    asyncCall(QB, 5, t, a, woken);
+    syncCall(QB, 6, t, t, via2, left2, a, woken)
+#else
+    skip
+#endif
+}
+
+inline runPooledTurn(t, q, id, a, woken, handed, took, via2, left2) {
+    atomic {                                                              /* [T1] */
+        QLOCK_STATE(q);
+        oneThread = (inTurn[q] == 0);
+        assertPool(oneThread);
+        inTurn[q]++;
+        /* beginPooledTurn */
+        if
+        :: phase[q] == AWAITING ->
+            assertCodeInvariant(owner[q] == O_WORKER);
+            phase[q] = RUNNING; owner[q] = O_NONE
+        :: else ->
+            assertCodeInvariant(wakePending[q]);
+            phase[q] = RUNNING; wakePending[q] = false
+        fi;
+        if
+        :: owner[q] == O_NONE && !isSuspended(q) && fifo[q].n > 0 ->       /* [T2] takeBatch */
+            owner[q] = O_WORKER; takeBatch(q, t);
+            interrupted[q] = false;
+#ifdef MUTANT_REQUEUE_BEFORE_FINISH
+            if
+            :: fifo[q].n > 0 -> wakePending[q] = true; phase[q] = SLEEPING;
+                PLOCK; enqueueLocked(q, false, woken); PUNLOCK
+            :: else -> skip
+            fi;
+#endif
+            took = true;
+            QUNLOCK_STATE(q)
+        :: else -> took = false
+        fi
+    };
+#ifdef MUTANT_REQUEUE_BEFORE_FINISH
+    if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
+#endif
+    if
+    :: took ->
+        /* run(&batch) */
+        do
+        :: batch[t].n == 0 -> break
+        :: else ->
+            if
+            :: interrupted[q] ->                                          /* [T3] the relaxed load sees it */
+                atomic {                                                  /* [T4] returnUnrun */
+                    QLOCK_STATE(q);
+                    reachedIf(lifecycle[q] == ACCEPTING, 14);
+                    interrupted[q] = false;
+                    returnUnrun(q, t);
+                    if
+                    :: lifecycle[q] == SHUT_CANCEL -> removeCancellableWork(q)
+                    :: else -> skip
+                    fi;
+                    QUNLOCK_STATE(q)
+                };
+                break
+            :: true ->                                                    /* [T3] ... or not (yet) */
+                d_step { popBatch(t, id) };
+                if
+                :: kindOf(id) == ASYNC ->                                 /* [T5] the async body */
+                    bodyStarts(q, id);
+                    if
+                    :: id == 1 -> bodyOfItem1(t, a, woken, via2, left2)
+                    :: else -> skip
+                    fi;
+                    bodyEnds(q, id)
+                :: else ->
+                    /* handOffReleasingThePoolThread: the caller gets the queue, this thread
+                     * ends the turn (the caller's leave schedules the next one) */
+                    atomic {                                              /* [T6] */
+                        QLOCK_STATE(q);
+                        owner[q] = O_SYNC; phase[q] = AWAITING;
+                        returnUnrun(q, t);
+                        if
+                        :: lifecycle[q] == SHUT_CANCEL -> removeCancellableWork(q)
+                        :: else -> skip
+                        fi;
+                        turnGranted[waiterOf[id]] = true;
+                        turnGrantedWaits[waiterOf[id]] = false;           /* signal, under the lock */
+#ifndef MUTANT_HANDOFF_FINISHES_TURN
+                        inTurn[q]--; handed = true;
+#endif
+                        QUNLOCK_STATE(q)
+                    };
+#ifndef MUTANT_HANDOFF_FINISHES_TURN
+                    break
+#else
+                    skip
+#endif
+                fi;
+                id = 0
+            fi
+        od;
+        if
+        :: !handed -> atomic { QLOCK_STATE(q); owner[q] = O_NONE }        /* [T7] finishBatch */
+        :: else -> skip
+        fi
+    :: else -> skip
+    fi;
+    if
+    :: handed -> handed = false
+    :: else ->
+        /* still under the queue's lock */
+        if
+        :: atomic { workerShouldExit(q) ->                                /* [T8] exit */
+                /* shutdown handlers: not modelled (README) */
+                PLOCK;                                                    /* pool.detach */
+                attached[q] = false; nAttached--;
+                if
+                :: threadsShouldLeave -> do :: idleN > 0 -> popIdleWorker(woken) :: else -> break od
+                :: else -> skip
+                fi;
+                changedWaits = false;                                     /* changed.broadcast() */
+                PUNLOCK;
+                phase[q] = EXITED; workerExitedWaits[q] = false;          /* workerExited.broadcast() */
+                inTurn[q]--;
+                QUNLOCK_STATE(q)
+            };
+            if :: woken != 0 -> signalWoken(woken) :: else -> skip fi    /* [T9] */
+#ifndef MUTANT_NO_REQUEUE_AFTER_TURN
+        :: atomic { hasRunnableWork(q) ->                                 /* [T10] requeuePooledTurn */
+                reached(4);
+                phase[q] = SLEEPING; wakePending[q] = true; inTurn[q]--;
+                QUNLOCK_STATE(q)
+            };
+            enqueue(q, nextSlot[t] == NONE, woken)                        /* [T11] */
+#endif
+        :: atomic { else ->                                               /* [T12] fallAsleep */
+                phase[q] = SLEEPING; openFastPathIfIdle(q); inTurn[q]--;
+                QUNLOCK_STATE(q)
+            }
+        fi
+    fi
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pool threads (PoolCore.threadMain, spinBeforeSleeping, runTurns)                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The wait releases the mutex itself; the invariant check of PUNLOCK comes first. */
+#define PUNLOCK_FOR_WAIT freeThreads = (isStopping || threadCount - blockedCount >= WIDTH); assertPool(freeThreads)
+
+/* PoolState.goIdle, then worker.wakeUp.wait(releasing:) (the pool's lock held). */
+inline goIdle(t, act) {
+    isWoken[t] = false; idleStack[idleN] = t; idleN++;
+    looking[t] = false; nLooking--;
+    act = ACT_IDLE;
+    PUNLOCK_FOR_WAIT;
+    WAIT_RELEASING(pmutex, wakeUpWaits[t])
+}
+
+/* One look at the run queue, with the pool's lock held: run a queue, leave, spin, or sleep. */
+inline look(t, act, cur, ran) {
+    if
+    :: runQ.n > 0 ->                                                      /* dequeue */
+        cur = runQ.it[0]; runQ.it[0] = runQ.it[1]; runQ.it[1] = runQ.it[2]; runQ.it[2] = 0; runQ.n--;
+        act = ACT_RUN; PUNLOCK
+    :: else ->
+        if
+        :: threadsShouldLeave || threadCount - blockedCount > WIDTH ->     /* retireIfSurplus */
+            reachedIf(!threadsShouldLeave, 15); reachedIf(threadsShouldLeave, 16);
+            threadCount--; looking[t] = false; nLooking--;
+            changedWaits = false;                                         /* changed.broadcast() */
+            act = ACT_LEAVE; PUNLOCK
+        :: else ->
+            if
+            :: ran -> ran = false; spinningCount++; act = ACT_SPIN; PUNLOCK     /* spinBeforeSleeping */
+            :: else -> goIdle(t, act)
+            fi
+        fi
+    fi
+}
+
+inline poolThread(t) {
+    byte act = ACT_IDLE; byte cur = NONE; bool ran = false; byte hops = 0;
+    byte id = 0; byte a = A_NONE; byte woken = 0; bool handed = false; bool took = false;
+    bool via2 = false; bool left2 = false;
+    atomic { PLOCK; look(t, act, cur, ran) };                             /* [P1] */
+    do
+    :: act == ACT_RUN ->
+        /* runTurns(startingWith:) */
+        isInTurn[t] = true; hops = 0;
+        do
+        :: runPooledTurn(t, cur, id, a, woken, handed, took, via2, left2);
+            if
+            :: nextSlot[t] == NONE -> break
+            :: else ->
+                atomic { cur = nextSlot[t]; nextSlot[t] = NONE; hops++; reached(17) };   /* [P2] */
+                if
+                :: hops >= HOP_LIMIT -> enqueue(cur, true, woken); break  /* [P3] */
+                :: else -> skip
+                fi
+            fi
+        od;
+        isInTurn[t] = false; cur = NONE; ran = true;
+        atomic { PLOCK; look(t, act, cur, ran) }                          /* [P1] */
+    :: act == ACT_SPIN ->
+        /* [P4] the window: any length; the run-queue hint only shortens it */
+#ifdef MUTANT_SPIN_NO_RECHECK
+        /* out of the window, straight to sleep: the run queue is not looked at again */
+        atomic { PLOCK; spinningCount--; goIdle(t, act) }
+#else
+        atomic { PLOCK; spinningCount--; look(t, act, cur, ran) }         /* [P5] */
+#endif
+    :: act == ACT_IDLE ->
+end_idle:
+        !wakeUpWaits[t];                                                  /* [P6] */
+        atomic {
+            PLOCK;
+            if
+            :: !isWoken[t] -> PUNLOCK_FOR_WAIT; WAIT_RELEASING(pmutex, wakeUpWaits[t])
+            :: else -> look(t, act, cur, ran)
+            fi
+        }
+    :: act == ACT_LEAVE -> break
+    od
+}
+
+active proctype T0() { poolThread(0) }
+active proctype T1() { poolThread(1) }
+/* The stand-in slot: started by beginBlocking (or never). */
+active proctype S() {
+end_unstarted:
+    standInStarted;
+    poolThread(2)
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Producers                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+active proctype P0() {
+    bool via = false; bool left = false; byte a = A_NONE; byte woken = 0;
+    asyncCall(QA, 1, NOT_POOL, a, woken);
+    syncCall(QB, 2, NOT_POOL, W_P0, via, left, a, woken);
+    producersDone++
+}
+
+active proctype P1() {
+    bool via = false; bool left = false; byte a = A_NONE; byte woken = 0;
+    syncCall(QA, 3, NOT_POOL, W_P1, via, left, a, woken);
+    asyncCall(QA, 4, NOT_POOL, a, woken);
+    producersDone++
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The controller: suspend/resume and shutdown of queue A, then the pool's shutdown            */
+/* ------------------------------------------------------------------------------------------ */
+
+inline suspend(q) {
+    atomic { QLOCK_STATE(q); suspendCount[q]++; interrupted[q] = true; QUNLOCK_STATE(q) }   /* [C1] */
+}
+
+inline resume(q, a, woken) {
+    atomic {                                                              /* [C2] */
+        QLOCK_STATE(q);
+        assert(suspendCount[q] > 0);
+        suspendCount[q]--;
+        wakeWorkerIfNeeded(q, a);
+        openFastPathIfIdle(q);
+        QUNLOCK_STATE(q)
+    };
+    perform(q, a, NOT_POOL, woken)                                        /* [C3] */
+}
+
+/* Every accepted item of the queues in `qs` (a bit per queue) ran, or was dropped and counted. */
+inline checkNothingLost(qs) {
+    d_step {
+        ti = 1;
+        do
+        :: ti <= NITEMS ->
+            if
+            :: (qs >> queueOf(ti)) & 1 ->
+                settled = (st[ti] != S_ACCEPTED && st[ti] != S_RUNNING);
+                assertNothingLost(settled)
+            :: else -> skip
+            fi;
+            ti++
+        :: else -> break
+        od;
+        ti = 0; tj = 0;
+        do
+        :: tj < NQ ->
+            if
+            :: (qs >> tj) & 1 ->
+                reported = 0;
+                ti = 1;
+                do
+                :: ti <= NITEMS -> if :: queueOf(ti) == tj && st[ti] == S_DROPPED -> reported++ :: else -> skip fi; ti++
+                :: else -> break
+                od;
+                reported = (reported == cancelledWork[tj]);
+                assertNothingLost(reported)
+            :: else -> skip
+            fi;
+            tj++
+        :: else -> break
+        od;
+        ti = 0; tj = 0
+    }
+}
+
+/* QueueCore.beginShutdown */
+inline beginShutdown(q, mode, a, woken) {
+    atomic {                                                              /* [D1] */
+        QLOCK_STATE(q);
+        if
+        :: isAccepting(q) ->
+            lifecycle[q] = mode;
+            if
+            :: mode == SHUT_CANCEL -> removeCancellableWork(q); interrupted[q] = true
+            :: else -> skip
+            fi;
+            wakeWorkerIfNeeded(q, a)
+        :: else -> skip
+        fi;
+        QUNLOCK_STATE(q)
+    };
+    perform(q, a, NOT_POOL, woken)                                        /* [D2] */
+}
+
+/* SerialQueue.waitForWorkerExit (the controller is no pool thread: no stand-in) */
+inline waitForWorkerExit(q) {
+    atomic { QLOCK(q) };                                                  /* [X1] */
+    do
+    :: atomic { phase[q] != EXITED -> WAIT_RELEASING(qmutex[q], workerExitedWaits[q]) };   /* [X2] */
+        !workerExitedWaits[q];
+        atomic { QLOCK(q) }
+    :: else -> break
+    od;
+    atomic { QUNLOCK_STATE(q) }                                           /* [X3] */
+}
+
+/* Waits on the pool's `changed` until `cond` holds (waitUntilNoQueueIsAttached, stop(waiting:)). */
+#define WAIT_CHANGED_UNTIL(cond) \
+    atomic { PLOCK }; \
+    do \
+    :: atomic { !(cond) -> PUNLOCK_FOR_WAIT; WAIT_RELEASING(pmutex, changedWaits) }; \
+        !changedWaits; \
+        atomic { PLOCK } \
+    :: else -> break \
+    od; \
+    atomic { PUNLOCK }
+
+/* WorkerPool.shutdown(.drain) */
+inline poolShutdown(a, woken, snapshot) {
+    atomic {                                                              /* [U1] close() */
+        PLOCK; isClosed = true;
+        snapshot = (attached[QA] -> 1 : 0) | (attached[QB] -> 2 : 0);
+        PUNLOCK
+    };
+    if :: snapshot & 1 -> beginShutdown(QA, SHUT_DRAIN, a, woken) :: else -> skip fi;   /* [U2] */
+    if :: snapshot & 2 -> beginShutdown(QB, SHUT_DRAIN, a, woken) :: else -> skip fi;
+#ifndef MUTANT_POOL_STOP_EARLY
+    WAIT_CHANGED_UNTIL(nAttached == 0);                                   /* [U3] */
+#endif
+    atomic {                                                              /* [U4] stop() */
+        PLOCK; isClosed = true; isStopping = true;
+        if
+#ifdef MUTANT_POOL_STOP_EARLY
+        :: isStopping && runQ.n == 0 ->
+#else
+        :: threadsShouldLeave ->
+#endif
+            do :: idleN > 0 -> popIdleWorker(woken) :: else -> break od
+        :: else -> skip
+        fi;
+        PUNLOCK
+    };
+    if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
+    WAIT_CHANGED_UNTIL(threadCount == 0);                                 /* [U5] */
+    checkNothingLost(3)
+}
+
+active proctype Controller() {
+    byte a = A_NONE; byte woken = 0; byte snapshot = 0;
+    suspend(QA);
+#if defined(END_DRAIN) || defined(END_CANCEL)
+#ifdef END_DRAIN
+#define SHUT_MODE SHUT_DRAIN
+#else
+#define SHUT_MODE SHUT_CANCEL
+#endif
+    if
+    :: resume(QA, a, woken); beginShutdown(QA, SHUT_MODE, a, woken)
+    :: beginShutdown(QA, SHUT_MODE, a, woken); resume(QA, a, woken)
+    fi;
+    waitForWorkerExit(QA);
+    checkNothingLost(1);
+    poolShutdown(a, woken, snapshot);
+#elif defined(END_POOL)
+    resume(QA, a, woken);
+    poolShutdown(a, woken, snapshot);
+#else
+    resume(QA, a, woken);
+#endif
+    controllerDone = true
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The pool-level lost wake-up, as a state invariant                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A queue is never lost: whenever the run queue holds a queue, some pool thread will look at
+ * it without being woken (it runs a turn, spins, or was woken); and no queue waits in the
+ * `next` slot of a thread that is not going to run it (blocked, asleep). */
+active proctype Monitor() {
+end_watching:
+    atomic {
+        ((runQ.n > 0 && nLooking == 0)
+         || (nextSlot[0] != NONE && !looking[0]) || (nextSlot[1] != NONE && !looking[1])
+         || (nextSlot[2] != NONE && !looking[2])) ->
+        notLost = false;
+        assertPool(notLost)
+    }
+}
