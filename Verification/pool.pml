@@ -20,10 +20,9 @@
  *                           pool down (WorkerPool.shutdown(.drain)).
  *   END_POOL                suspend and resume A, then the pool's shutdown only.
  *   END_NONE                suspend and resume A; nothing ends (the pool threads sleep forever).
- *   NO_NESTED               item 1's body makes no calls (a smaller instance).
+ *   NESTED               item 1's body makes no calls (a smaller instance).
  *   HOP_LIMIT=n             PoolCore.consecutiveHopLimit (default 2: the one hop of the instance
  *                           runs on the same thread; 1: it goes to the run queue instead).
- *   SPURIOUS=n              spurious wake-ups available (default 1).
  *   CHECK_<PROPERTY>        which assertions are compiled in (CHECK_ALL: all).
  *   MUTANT_<NAME>           one deliberate bug (see README.md).
  */
@@ -56,10 +55,6 @@
 #define SYNC 1
 #define kindOf(id) (((id) == 2 || (id) == 3 || (id) == 6) -> SYNC : ASYNC)
 #define queueOf(id) (((id) == 1 || (id) == 3 || (id) == 4) -> QA : QB)
-
-#ifndef SPURIOUS
-#define SPURIOUS 1
-#endif
 
 /* ------------------------------------------------------------------------------------------ */
 /* Constants of the code (as in queue.pml)                                                     */
@@ -140,12 +135,9 @@ bool isStopping = false;
 byte spinningCount = 0;
 bool changedWaits = false;       /* PoolCore.changed (the controller waits) */
 bool standInStarted = false;     /* startThread() for the stand-in slot */
-/* Thread-local in the code, global here so that the properties can see them. */
+/* Thread-local in the code, global here so that the properties can see it (PoolWorker.isInTurn
+ * and .batch are the pool threads' locals isInTurn and batch). */
 byte nextSlot[NT] = NONE;        /* PoolWorker.next */
-bool isInTurn[NT];               /* PoolWorker.isInTurn */
-Ring batch[NT];                  /* PoolWorker.batch */
-
-byte spurious = SPURIOUS;
 
 /* Ghosts, for the properties only. */
 byte st[NITEMS + 1];
@@ -280,12 +272,12 @@ inline submit(q, id, a) {
 }
 
 /* QueueState.takeBatch(into:limit:): at most BATCH_LIMIT items from the FIFO's front. */
-inline takeBatch(q, t) {
-    assertCodeInvariant(batch[t].n == 0);
+inline takeBatch(q) {
+    assertCodeInvariant(batch.n == 0);
     reachedIf(fifo[q].n > BATCH_LIMIT, 4);
     do
-    :: batch[t].n < BATCH_LIMIT && fifo[q].n > 0 ->
-        batch[t].it[batch[t].n] = fifo[q].it[0]; batch[t].n++;
+    :: batch.n < BATCH_LIMIT && fifo[q].n > 0 ->
+        batch.it[batch.n] = fifo[q].it[0]; batch.n++;
 #ifndef MUTANT_TAKE_COPY
         ti = 1;
         do
@@ -303,37 +295,37 @@ inline takeBatch(q, t) {
     od
 }
 
-inline popBatch(t, id) {
-    id = batch[t].it[0];
+inline popBatch(id) {
+    id = batch.it[0];
     ti = 1;
     do
-    :: ti < batch[t].n -> batch[t].it[ti - 1] = batch[t].it[ti]; ti++
+    :: ti < batch.n -> batch.it[ti - 1] = batch.it[ti]; ti++
     :: else -> break
     od;
-    batch[t].n--; batch[t].it[batch[t].n] = 0; ti = 0
+    batch.n--; batch.it[batch.n] = 0; ti = 0
 }
 
 /* QueueState.returnUnrun: the batch's rest goes back in front of the FIFO, in its order. */
-inline returnUnrun(q, t) {
+inline returnUnrun(q) {
 #ifdef MUTANT_HANDOFF_REST_TO_BACK
     ti = 0;
     do
-    :: ti < batch[t].n -> fifo[q].it[fifo[q].n + ti] = batch[t].it[ti]; batch[t].it[ti] = 0; ti++
+    :: ti < batch.n -> fifo[q].it[fifo[q].n + ti] = batch.it[ti]; batch.it[ti] = 0; ti++
     :: else -> break
     od;
 #else
     ti = fifo[q].n;
     do
-    :: ti > 0 -> ti--; fifo[q].it[ti + batch[t].n] = fifo[q].it[ti]
+    :: ti > 0 -> ti--; fifo[q].it[ti + batch.n] = fifo[q].it[ti]
     :: else -> break
     od;
     ti = 0;
     do
-    :: ti < batch[t].n -> fifo[q].it[ti] = batch[t].it[ti]; batch[t].it[ti] = 0; ti++
+    :: ti < batch.n -> fifo[q].it[ti] = batch.it[ti]; batch.it[ti] = 0; ti++
     :: else -> break
     od;
 #endif
-    fifo[q].n = fifo[q].n + batch[t].n; batch[t].n = 0; ti = 0
+    fifo[q].n = fifo[q].n + batch.n; batch.n = 0; ti = 0
 }
 
 inline drop(q, id) {
@@ -393,21 +385,16 @@ inline openFastPathIfIdle(q) {
     fi
 }
 
-#ifdef SPURIOUS_UNBOUNDED
-#define WAIT_RELEASING(m, w) \
-    m = 0; w = true; \
-    if \
-    :: w = false; reached(9) \
-    :: true -> skip \
-    fi
-#else
-#define WAIT_RELEASING(m, w) \
-    m = 0; w = true; \
-    if \
-    :: spurious > 0 -> spurious--; w = false; reached(9) \
-    :: true -> skip \
-    fi
-#endif
+/* pthread_cond_wait, first half: release the mutex m and start waiting on w (a signal clears w).
+ * Spurious wake-ups, any number, are in the waits' guards below: a waiter may also return
+ * while w is still set, once the condition its loop re-checks no longer holds (it then goes on
+ * exactly as if signalled, and the late signal may hit a later wait of the same condition). A
+ * spurious return while that condition still holds only re-checks it under the lock and waits
+ * again: a step that changes nothing, left out (README, "Spurious wake-ups"). */
+#define WAIT_RELEASING(m, w) m = 0; w = true
+/* the wait ends: signalled, or spuriously with its loop's condition `done` */
+#define WOKEN(w, done) (!(w) || (done))
+#define noteSpurious(w) reachedIf(w, 9)
 
 /* ------------------------------------------------------------------------------------------ */
 /* The pool's run queue (PoolCore, PoolState)                                                  */
@@ -475,7 +462,7 @@ inline enqueue(q, callerWillDequeue, woken) {
  * slot (no lock, no wake-up); otherwise enqueue. */
 inline makeRunnable(q, me, woken) {
     if
-    :: me != NOT_POOL && isInTurn[me] && nextSlot[me] == NONE ->
+    :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE ->
         atomic { checkQueuedOnce(q); nextSlot[me] = q; reached(1) }          /* [M1] */
     :: else -> enqueue(q, false, woken)
     fi
@@ -515,9 +502,6 @@ inline beginBlocking(me, woken) {
     PUNLOCK
 }
 
-inline endBlocking(me) {
-    atomic { PLOCK; blockedCount--; looking[me] = true; nLooking++; PUNLOCK }
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Bodies (ghost)                                                                              */
@@ -554,9 +538,19 @@ inline asyncCall(q, id, me, a, woken) {
     perform(q, a, me, woken)                                              /* [A2] */
 }
 
+/* Waits on `w` (a condition of the queue q) while `cond` holds; called with q's lock held,
+ * returns with it held. pthread_cond_wait's return (retaking the lock) and the loop's re-check
+ * are one step (README: "Steps"). */
+#define QWAIT_WHILE(q, cond, w) \
+    do \
+    :: atomic { (cond) -> WAIT_RELEASING(qmutex[q], w) }; \
+        atomic { WOKEN(w, !(cond)) -> noteSpurious(w); QLOCK(q) } \
+    :: else -> break \
+    od
+
 inline syncCall(q, id, me, w, via, left, a, woken) {
-    waiterOf[id] = w;
     atomic {                                                              /* [Y1] */
+        waiterOf[id] = w;
         if
         :: door[q] == OPEN -> door[q] = HELD; accept(id); via = true; reached(10)
         :: else -> via = false
@@ -564,24 +558,24 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
     };
     if
     :: !via ->
-        atomic { QLOCK_STATE(q) };                                        /* [Y2] */
-        if
-        :: atomic { !isAccepting(q) -> st[id] = S_REJECTED; reached(11); QUNLOCK_STATE(q) }
-        :: atomic { isAccepting(q) && owner[q] == O_NONE && fifo[q].n == 0 && !isSuspended(q) ->
-                owner[q] = O_SYNC; accept(id); QUNLOCK_STATE(q) }         /* [Y3] tryEnterSync */
-        :: else ->
-            atomic {                                                      /* [Y4] */
+        /* enterSyncThroughTheLock */
+        atomic {                                                          /* [Y2] */
+            QLOCK_STATE(q);
+            if
+            :: !isAccepting(q) -> st[id] = S_REJECTED; reached(11); QUNLOCK_STATE(q)   /* (sync traps) */
+            :: isAccepting(q) && owner[q] == O_NONE && fifo[q].n == 0 && !isSuspended(q) ->
+                owner[q] = O_SYNC; accept(id); QUNLOCK_STATE(q)           /* [Y3] tryEnterSync */
+            :: else ->                                                    /* [Y4] */
                 turnGranted[w] = false; submit(q, id, a);
                 /* perform, under the queue's lock (the pool's lock nests inside it) */
                 if
                 :: a == A_WAKE ->
                     a = A_NONE;
                     if
-                    :: me != NOT_POOL && isInTurn[me] && nextSlot[me] == NONE ->
+                    :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE ->
                         checkQueuedOnce(q); nextSlot[me] = q
                     :: else ->
-                        PLOCK; enqueueLocked(q, false, woken); PUNLOCK;
-                        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+                        PLOCK; enqueueLocked(q, false, woken); PUNLOCK
                     fi
                 :: else -> skip
                 fi;
@@ -589,19 +583,22 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
                 :: me != NOT_POOL -> beginBlocking(me, woken); reached(5)
                 :: else -> skip
                 fi;
-                if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
-            };
-            do
-            :: atomic { !turnGranted[w] -> WAIT_RELEASING(qmutex[q], turnGrantedWaits[w]) };   /* [Y5] */
-                !turnGrantedWaits[w];
-                atomic { QLOCK(q) }
-            :: else -> break
-            od;
-            atomic { QUNLOCK_STATE(q) };                                  /* [Y6] */
-            if
-            :: me != NOT_POOL -> endBlocking(me)
-            :: else -> skip
+                if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
+                turnWait = true
             fi
+        };
+        if
+        :: turnWait ->
+            turnWait = false;
+            QWAIT_WHILE(q, !turnGranted[w], turnGrantedWaits[w]);         /* [Y5] */
+            atomic {                                                      /* [Y6] */
+                QUNLOCK_STATE(q);
+                if
+                :: me != NOT_POOL -> PLOCK; blockedCount--; looking[me] = true; nLooking++; PUNLOCK   /* endBlocking */
+                :: else -> skip
+                fi
+            }
+        :: else -> skip
         fi
     :: else -> skip
     fi;
@@ -617,14 +614,13 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
         };
         if
         :: !left ->
-            atomic {                                                      /* [L2] */
+            atomic {                                                      /* [L2] leaveSyncThroughTheLock */
                 QLOCK(q);
                 if
                 :: via -> assertCodeInvariant(door[q] == HREC); door[q] = CLOSED
                 :: else -> closeFastPath(q)
-                fi
-            };
-            atomic {                                                      /* [L3] leaveSync */
+                fi;
+                /* QueueState.leaveSync */
                 assertCodeInvariant(owner[q] == O_SYNC);
                 if
                 :: phase[q] == AWAITING ->
@@ -639,7 +635,7 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
                 openFastPathIfIdle(q);
                 QUNLOCK_STATE(q)
             };
-            perform(q, a, me, woken)                                      /* [L4] */
+            perform(q, a, me, woken)                                      /* [L3] */
         :: else -> skip
         fi
     fi;
@@ -652,7 +648,7 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
 
 /* Item 1's body, on the pool thread t: B.async 5, then B.sync 6. */
 inline bodyOfItem1(t, a, woken, via2, left2) {
-#ifndef NO_NESTED
+#ifdef NESTED
     asyncCall(QB, 5, t, a, woken);
     syncCall(QB, 6, t, t, via2, left2, a, woken)
 #else
@@ -660,7 +656,41 @@ inline bodyOfItem1(t, a, woken, via2, left2) {
 #endif
 }
 
-inline runPooledTurn(t, q, id, a, woken, handed, took, via2, left2) {
+/* The end of a turn that did not hand the queue over, with the queue's lock held: exit (the
+ * queue is shut down or released and drained), back to the run queue (work left: the turn's
+ * budget ran out, or work came), or asleep (idle). `after` says what is left to do after
+ * unlocking: signal the threads the pool woke, or enqueue. */
+inline endTurn(q, t, woken, after) {
+    if
+    :: workerShouldExit(q) ->                                             /* exit */
+        /* shutdown handlers: not modelled (README) */
+        PLOCK;                                                            /* pool.detach */
+        attached[q] = false; nAttached--;
+        if
+        :: threadsShouldLeave -> do :: idleN > 0 -> popIdleWorker(woken) :: else -> break od
+        :: else -> skip
+        fi;
+        changedWaits = false;                                             /* changed.broadcast() */
+        PUNLOCK;
+        phase[q] = EXITED; workerExitedWaits[q] = false;                  /* workerExited.broadcast() */
+        inTurn[q]--;
+        QUNLOCK_STATE(q);
+        after = (woken != 0 -> 1 : 0)
+#ifndef MUTANT_NO_REQUEUE_AFTER_TURN
+    :: hasRunnableWork(q) ->                                              /* requeuePooledTurn */
+        reached(4);
+        phase[q] = SLEEPING; wakePending[q] = true; inTurn[q]--;
+        QUNLOCK_STATE(q);
+        after = 2
+#endif
+    :: else ->                                                            /* fallAsleep */
+        phase[q] = SLEEPING; openFastPathIfIdle(q); inTurn[q]--;
+        QUNLOCK_STATE(q);
+        after = 0
+    fi
+}
+
+inline runPooledTurn(t, q, id, a, woken, handed, after, via2, left2) {
     atomic {                                                              /* [T1] */
         QLOCK_STATE(q);
         oneThread = (inTurn[q] == 0);
@@ -676,121 +706,94 @@ inline runPooledTurn(t, q, id, a, woken, handed, took, via2, left2) {
             phase[q] = RUNNING; wakePending[q] = false
         fi;
         if
-        :: owner[q] == O_NONE && !isSuspended(q) && fifo[q].n > 0 ->       /* [T2] takeBatch */
-            owner[q] = O_WORKER; takeBatch(q, t);
+        :: owner[q] == O_NONE && !isSuspended(q) && fifo[q].n > 0 ->       /* takeBatch */
+            owner[q] = O_WORKER; takeBatch(q);
             interrupted[q] = false;
 #ifdef MUTANT_REQUEUE_BEFORE_FINISH
+            /* work left beyond the budget: back to the run queue at once */
             if
             :: fifo[q].n > 0 -> wakePending[q] = true; phase[q] = SLEEPING;
-                PLOCK; enqueueLocked(q, false, woken); PUNLOCK
+                PLOCK; enqueueLocked(q, false, woken); PUNLOCK;
+                if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
             :: else -> skip
             fi;
 #endif
-            took = true;
             QUNLOCK_STATE(q)
-        :: else -> took = false
+        :: else -> endTurn(q, t, woken, after); handed = true             /* nothing to run */
         fi
     };
-#ifdef MUTANT_REQUEUE_BEFORE_FINISH
-    if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
-#endif
     if
-    :: took ->
+    :: !handed ->
         /* run(&batch) */
         do
-        :: batch[t].n == 0 -> break
-        :: else ->
+        :: batch.n == 0 -> break
+        :: atomic { batch.n > 0 && interrupted[q] ->                      /* [T2] the relaxed load sees it */
+                QLOCK_STATE(q);                                           /* returnUnrun */
+                reachedIf(lifecycle[q] == ACCEPTING, 14);
+                interrupted[q] = false;
+                returnUnrun(q);
+                if
+                :: lifecycle[q] == SHUT_CANCEL -> removeCancellableWork(q)
+                :: else -> skip
+                fi;
+                QUNLOCK_STATE(q)
+            };
+            break
+        :: batch.n > 0 ->                                                 /* [T2] ... or not (yet) */
+            atomic {
+                popBatch(id);
+                if
+                :: kindOf(id) == ASYNC -> bodyStarts(q, id)               /* [T3] the async body */
+                :: else -> skip
+                fi
+            };
             if
-            :: interrupted[q] ->                                          /* [T3] the relaxed load sees it */
-                atomic {                                                  /* [T4] returnUnrun */
+            :: kindOf(id) == ASYNC ->
+                if
+                :: id == 1 -> bodyOfItem1(t, a, woken, via2, left2)
+                :: else -> skip
+                fi;
+                bodyEnds(q, id)
+            :: else ->
+                /* handOffReleasingThePoolThread: the caller gets the queue; this thread ends
+                 * the turn (the caller's leave schedules the next one) */
+                atomic {                                                  /* [T4] */
                     QLOCK_STATE(q);
-                    reachedIf(lifecycle[q] == ACCEPTING, 14);
-                    interrupted[q] = false;
-                    returnUnrun(q, t);
+                    owner[q] = O_SYNC; phase[q] = AWAITING;
+                    returnUnrun(q);
                     if
                     :: lifecycle[q] == SHUT_CANCEL -> removeCancellableWork(q)
                     :: else -> skip
                     fi;
+                    turnGranted[waiterOf[id]] = true;
+                    turnGrantedWaits[waiterOf[id]] = false;               /* signal, under the lock */
+#ifndef MUTANT_HANDOFF_FINISHES_TURN
+                    inTurn[q]--; handed = true;
+#endif
                     QUNLOCK_STATE(q)
                 };
+#ifndef MUTANT_HANDOFF_FINISHES_TURN
                 break
-            :: true ->                                                    /* [T3] ... or not (yet) */
-                d_step { popBatch(t, id) };
-                if
-                :: kindOf(id) == ASYNC ->                                 /* [T5] the async body */
-                    bodyStarts(q, id);
-                    if
-                    :: id == 1 -> bodyOfItem1(t, a, woken, via2, left2)
-                    :: else -> skip
-                    fi;
-                    bodyEnds(q, id)
-                :: else ->
-                    /* handOffReleasingThePoolThread: the caller gets the queue, this thread
-                     * ends the turn (the caller's leave schedules the next one) */
-                    atomic {                                              /* [T6] */
-                        QLOCK_STATE(q);
-                        owner[q] = O_SYNC; phase[q] = AWAITING;
-                        returnUnrun(q, t);
-                        if
-                        :: lifecycle[q] == SHUT_CANCEL -> removeCancellableWork(q)
-                        :: else -> skip
-                        fi;
-                        turnGranted[waiterOf[id]] = true;
-                        turnGrantedWaits[waiterOf[id]] = false;           /* signal, under the lock */
-#ifndef MUTANT_HANDOFF_FINISHES_TURN
-                        inTurn[q]--; handed = true;
-#endif
-                        QUNLOCK_STATE(q)
-                    };
-#ifndef MUTANT_HANDOFF_FINISHES_TURN
-                    break
 #else
-                    skip
+                skip
 #endif
-                fi;
-                id = 0
-            fi
+            fi;
+            id = 0
         od;
         if
-        :: !handed -> atomic { QLOCK_STATE(q); owner[q] = O_NONE }        /* [T7] finishBatch */
+        :: !handed ->
+            atomic { QLOCK_STATE(q); owner[q] = O_NONE; endTurn(q, t, woken, after) }   /* [T5] finishBatch */
         :: else -> skip
         fi
     :: else -> skip
     fi;
+    handed = false;
     if
-    :: handed -> handed = false
-    :: else ->
-        /* still under the queue's lock */
-        if
-        :: atomic { workerShouldExit(q) ->                                /* [T8] exit */
-                /* shutdown handlers: not modelled (README) */
-                PLOCK;                                                    /* pool.detach */
-                attached[q] = false; nAttached--;
-                if
-                :: threadsShouldLeave -> do :: idleN > 0 -> popIdleWorker(woken) :: else -> break od
-                :: else -> skip
-                fi;
-                changedWaits = false;                                     /* changed.broadcast() */
-                PUNLOCK;
-                phase[q] = EXITED; workerExitedWaits[q] = false;          /* workerExited.broadcast() */
-                inTurn[q]--;
-                QUNLOCK_STATE(q)
-            };
-            if :: woken != 0 -> signalWoken(woken) :: else -> skip fi    /* [T9] */
-#ifndef MUTANT_NO_REQUEUE_AFTER_TURN
-        :: atomic { hasRunnableWork(q) ->                                 /* [T10] requeuePooledTurn */
-                reached(4);
-                phase[q] = SLEEPING; wakePending[q] = true; inTurn[q]--;
-                QUNLOCK_STATE(q)
-            };
-            enqueue(q, nextSlot[t] == NONE, woken)                        /* [T11] */
-#endif
-        :: atomic { else ->                                               /* [T12] fallAsleep */
-                phase[q] = SLEEPING; openFastPathIfIdle(q); inTurn[q]--;
-                QUNLOCK_STATE(q)
-            }
-        fi
-    fi
+    :: after == 1 -> signalWoken(woken)                                   /* [T6] */
+    :: after == 2 -> enqueue(q, nextSlot[t] == NONE, woken)               /* [T6] */
+    :: else -> skip
+    fi;
+    after = 0
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -833,15 +836,17 @@ inline look(t, act, cur, ran) {
 
 inline poolThread(t) {
     byte act = ACT_IDLE; byte cur = NONE; bool ran = false; byte hops = 0;
-    byte id = 0; byte a = A_NONE; byte woken = 0; bool handed = false; bool took = false;
-    bool via2 = false; bool left2 = false;
+    byte id = 0; byte a = A_NONE; byte woken = 0; bool handed = false; byte after = 0;
+    bool via2 = false; bool left2 = false; bool turnWait = false;
+    bool isInTurn = false;       /* PoolWorker.isInTurn */
+    Ring batch;                  /* PoolWorker.batch */
     atomic { PLOCK; look(t, act, cur, ran) };                             /* [P1] */
     do
     :: act == ACT_RUN ->
         /* runTurns(startingWith:) */
-        isInTurn[t] = true; hops = 0;
+        isInTurn = true; hops = 0;
         do
-        :: runPooledTurn(t, cur, id, a, woken, handed, took, via2, left2);
+        :: runPooledTurn(t, cur, id, a, woken, handed, after, via2, left2);
             if
             :: nextSlot[t] == NONE -> break
             :: else ->
@@ -852,8 +857,7 @@ inline poolThread(t) {
                 fi
             fi
         od;
-        isInTurn[t] = false; cur = NONE; ran = true;
-        atomic { PLOCK; look(t, act, cur, ran) }                          /* [P1] */
+        atomic { isInTurn = false; cur = NONE; ran = true; PLOCK; look(t, act, cur, ran) }   /* [P1] */
     :: act == ACT_SPIN ->
         /* [P4] the window: any length; the run-queue hint only shortens it */
 #ifdef MUTANT_SPIN_NO_RECHECK
@@ -864,8 +868,8 @@ inline poolThread(t) {
 #endif
     :: act == ACT_IDLE ->
 end_idle:
-        !wakeUpWaits[t];                                                  /* [P6] */
-        atomic {
+        atomic {                                                          /* [P6] */
+            WOKEN(wakeUpWaits[t], isWoken[t]) -> noteSpurious(wakeUpWaits[t]);
             PLOCK;
             if
             :: !isWoken[t] -> PUNLOCK_FOR_WAIT; WAIT_RELEASING(pmutex, wakeUpWaits[t])
@@ -890,16 +894,28 @@ end_unstarted:
 /* ------------------------------------------------------------------------------------------ */
 
 active proctype P0() {
-    bool via = false; bool left = false; byte a = A_NONE; byte woken = 0;
+    bool via = false; bool left = false; byte a = A_NONE; byte woken = 0; bool turnWait = false;
+    bool isInTurn = false;
     asyncCall(QA, 1, NOT_POOL, a, woken);
+#if !defined(NESTED) && !defined(END_DRAIN) && !defined(END_CANCEL)
     syncCall(QB, 2, NOT_POOL, W_P0, via, left, a, woken);
+#endif
     producersDone++
 }
 
 active proctype P1() {
-    bool via = false; bool left = false; byte a = A_NONE; byte woken = 0;
+    bool via = false; bool left = false; byte a = A_NONE; byte woken = 0; bool turnWait = false;
+    bool isInTurn = false;
+#ifdef NESTED
+#ifndef END_POOL
+    syncCall(QB, 2, NOT_POOL, W_P1, via, left, a, woken);
+#endif
+#else
     syncCall(QA, 3, NOT_POOL, W_P1, via, left, a, woken);
+#ifndef END_POOL
     asyncCall(QA, 4, NOT_POOL, a, woken);
+#endif
+#endif
     producersDone++
 }
 
@@ -982,12 +998,7 @@ inline beginShutdown(q, mode, a, woken) {
 /* SerialQueue.waitForWorkerExit (the controller is no pool thread: no stand-in) */
 inline waitForWorkerExit(q) {
     atomic { QLOCK(q) };                                                  /* [X1] */
-    do
-    :: atomic { phase[q] != EXITED -> WAIT_RELEASING(qmutex[q], workerExitedWaits[q]) };   /* [X2] */
-        !workerExitedWaits[q];
-        atomic { QLOCK(q) }
-    :: else -> break
-    od;
+    QWAIT_WHILE(q, phase[q] != EXITED, workerExitedWaits[q]);             /* [X2] */
     atomic { QUNLOCK_STATE(q) }                                           /* [X3] */
 }
 
@@ -996,8 +1007,7 @@ inline waitForWorkerExit(q) {
     atomic { PLOCK }; \
     do \
     :: atomic { !(cond) -> PUNLOCK_FOR_WAIT; WAIT_RELEASING(pmutex, changedWaits) }; \
-        !changedWaits; \
-        atomic { PLOCK } \
+        atomic { WOKEN(changedWaits, cond) -> noteSpurious(changedWaits); PLOCK } \
     :: else -> break \
     od; \
     atomic { PUNLOCK }
@@ -1033,25 +1043,24 @@ inline poolShutdown(a, woken, snapshot) {
 }
 
 active proctype Controller() {
-    byte a = A_NONE; byte woken = 0; byte snapshot = 0;
-    suspend(QA);
+    byte a = A_NONE; byte woken = 0; byte snapshot = 0; bool isInTurn = false;
 #if defined(END_DRAIN) || defined(END_CANCEL)
 #ifdef END_DRAIN
 #define SHUT_MODE SHUT_DRAIN
 #else
 #define SHUT_MODE SHUT_CANCEL
 #endif
+    suspend(QA);
     if
     :: resume(QA, a, woken); beginShutdown(QA, SHUT_MODE, a, woken)
-    :: beginShutdown(QA, SHUT_MODE, a, woken); resume(QA, a, woken)
+    :: beginShutdown(QA, SHUT_MODE, a, woken); resume(QA, a, woken)   /* shutdown ends the suspension */
     fi;
     waitForWorkerExit(QA);
     checkNothingLost(1);
-    poolShutdown(a, woken, snapshot);
 #elif defined(END_POOL)
-    resume(QA, a, woken);
     poolShutdown(a, woken, snapshot);
-#else
+#elif !defined(NESTED)
+    suspend(QA);
     resume(QA, a, woken);
 #endif
     controllerDone = true
