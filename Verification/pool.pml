@@ -45,7 +45,9 @@
 #define W_P1 4
 #define NOT_POOL 255             /* `me` of a thread that is not a pool thread */
 #define NONE 255                 /* an empty `next` slot */
+#ifndef BATCH_LIMIT
 #define BATCH_LIMIT 2            /* PoolCore.batchLimit (64 in the code) */
+#endif
 #ifndef HOP_LIMIT
 #define HOP_LIMIT 2              /* PoolCore.consecutiveHopLimit (64 in the code) */
 #endif
@@ -205,9 +207,15 @@ hidden byte moved;
 #define assertCodeInvariant(e) skip
 #endif
 #ifdef CHECK_POOL
+#define CHECK_ONE_THREAD
 #define assertPool(e) assert(e)
 #else
 #define assertPool(e) skip
+#endif
+#ifdef CHECK_ONE_THREAD
+#define assertOneThread(e) assert(e)
+#else
+#define assertOneThread(e) skip
 #endif
 
 #ifdef PROBE
@@ -233,7 +241,7 @@ ltl everyCallReturns { <> (producersDone == NPROD && controllerDone) }
 #define isSuspended(q) (suspendCount[q] > 0 && lifecycle[q] == ACCEPTING)
 #define isIdle(q) (owner[q] == O_NONE && fifo[q].n == 0 && !isSuspended(q) && isAccepting(q) \
     && phase[q] == SLEEPING && !wakePending[q])
-#ifdef MUTANT_EXIT_WHILE_OWNED
+#ifdef VARIANT_EXIT_IGNORES_OWNER
 #define workerShouldExit(q) (!isAccepting(q) && fifo[q].n == 0)
 #else
 #define workerShouldExit(q) (!isAccepting(q) && fifo[q].n == 0 && owner[q] == O_NONE)
@@ -274,7 +282,6 @@ inline submit(q, id, a) {
 /* QueueState.takeBatch(into:limit:): at most BATCH_LIMIT items from the FIFO's front. */
 inline takeBatch(q) {
     assertCodeInvariant(batch.n == 0);
-    reachedIf(fifo[q].n > BATCH_LIMIT, 4);
     do
     :: batch.n < BATCH_LIMIT && fifo[q].n > 0 ->
         batch.it[batch.n] = fifo[q].it[0]; batch.n++;
@@ -339,10 +346,14 @@ inline removeCancellableWork(q) {
     ti = 0; tj = 0;
     do
     :: ti < fifo[q].n ->
+#ifdef MUTANT_CANCEL_DROPS_SYNC
+        drop(q, fifo[q].it[ti]);
+#else
         if
         :: kindOf(fifo[q].it[ti]) == ASYNC -> drop(q, fifo[q].it[ti])
         :: else -> fifo[q].it[tj] = fifo[q].it[ti]; tj++
         fi;
+#endif
         ti++
     :: else -> break
     od;
@@ -439,7 +450,11 @@ inline signalWoken(woken) {
     }
 }
 
+#ifdef MUTANT_POOL_STOP_EARLY
+#define threadsShouldLeave (isStopping && runQ.n == 0)
+#else
 #define threadsShouldLeave (isStopping && nAttached == 0 && runQ.n == 0)
+#endif
 
 /* PoolCore.enqueue -> PoolState.enqueue, under the pool's lock: append; wake an idle thread
  * unless the threads that will look anyway (spinning ones, the caller) cover the run queue. */
@@ -694,7 +709,7 @@ inline runPooledTurn(t, q, id, a, woken, handed, after, via2, left2) {
     atomic {                                                              /* [T1] */
         QLOCK_STATE(q);
         oneThread = (inTurn[q] == 0);
-        assertPool(oneThread);
+        assertOneThread(oneThread);
         inTurn[q]++;
         /* beginPooledTurn */
         if
@@ -710,7 +725,8 @@ inline runPooledTurn(t, q, id, a, woken, handed, after, via2, left2) {
             owner[q] = O_WORKER; takeBatch(q);
             interrupted[q] = false;
 #ifdef MUTANT_REQUEUE_BEFORE_FINISH
-            /* work left beyond the budget: back to the run queue at once */
+            /* work left beyond the budget: back to the run queue at once, before the batch
+             * ran and the turn ended */
             if
             :: fifo[q].n > 0 -> wakePending[q] = true; phase[q] = SLEEPING;
                 PLOCK; enqueueLocked(q, false, woken); PUNLOCK;
@@ -912,7 +928,7 @@ active proctype P1() {
 #endif
 #else
     syncCall(QA, 3, NOT_POOL, W_P1, via, left, a, woken);
-#ifndef END_POOL
+#if !defined(END_POOL) && !defined(SMALL)
     asyncCall(QA, 4, NOT_POOL, a, woken);
 #endif
 #endif
@@ -1027,11 +1043,7 @@ inline poolShutdown(a, woken, snapshot) {
     atomic {                                                              /* [U4] stop() */
         PLOCK; isClosed = true; isStopping = true;
         if
-#ifdef MUTANT_POOL_STOP_EARLY
-        :: isStopping && runQ.n == 0 ->
-#else
         :: threadsShouldLeave ->
-#endif
             do :: idleN > 0 -> popIdleWorker(woken) :: else -> break od
         :: else -> skip
         fi;
