@@ -15,22 +15,30 @@
  * [T2]), states the assumptions, the properties and the mutants. verify.sh runs every check.
  *
  * Switches (spin -D...):
- *   END_DRAIN, END_CANCEL   the controller suspends queue A, then resumes it and shuts it down
- *                           (shutdown(.drain) / .cancelPending, in either order), then shuts the
- *                           pool down (WorkerPool.shutdown(.drain)).
- *   END_POOL                suspend and resume A, then the pool's shutdown only.
- *   END_NONE                suspend and resume A; nothing ends (the pool threads sleep forever).
- *   NESTED               item 1's body makes no calls (a smaller instance).
+ *   END_NONE                the controller suspends and resumes A; nothing ends (the pool
+ *                           threads sleep forever).
+ *   END_DRAIN, END_CANCEL   the controller suspends A, then resumes it and shuts it down
+ *                           (shutdown(.drain) / .cancelPending, in either order) and waits for
+ *                           it to exit; P0 makes no B.sync 2 (B stays idle).
+ *   END_POOL                the controller shuts the pool down (WorkerPool.shutdown(.drain):
+ *                           both queues, then the threads); P1 makes no A.async 4.
+ *   NESTED                  the other instance: item 1's body, on a pool thread, makes
+ *                           B.async 5 (a hop through the `next` slot) and B.sync 6 (the pool
+ *                           thread blocks: a stand-in); P1 makes B.sync 2 (none with END_POOL),
+ *                           no suspension.
+ *   SMALL                   P1 makes no A.async 4 (for the liveness run).
+ *   BATCH_LIMIT=n           PoolCore.batchLimit (default 2: a turn's budget runs out with 3
+ *                           items queued, or with work arriving during the turn).
  *   HOP_LIMIT=n             PoolCore.consecutiveHopLimit (default 2: the one hop of the instance
  *                           runs on the same thread; 1: it goes to the run queue instead).
  *   CHECK_<PROPERTY>        which assertions are compiled in (CHECK_ALL: all).
- *   MUTANT_<NAME>           one deliberate bug (see README.md).
+ *   MUTANT_<NAME>, VARIANT_<NAME>   one deliberate change (see README.md).
  */
 
 /* ------------------------------------------------------------------------------------------ */
 /* The instance. Queues A (0) and B (1); pool threads T0, T1 and one stand-in slot S.          */
-/*   P0: A.async 1, then B.sync 2        P1: A.sync 3, then A.async 4                           */
-/*   item 1's body, on a pool thread: B.async 5, then B.sync 6                                  */
+/*   P0: A.async 1, then B.sync 2        P1: A.sync 3, then A.async 4       (switches: above)   */
+/*   NESTED: P0: A.async 1, whose body makes B.async 5, then B.sync 6;   P1: B.sync 2           */
 /* ------------------------------------------------------------------------------------------ */
 
 #define NQ 2
@@ -498,23 +506,28 @@ inline beginBlocking(me, woken) {
 #ifndef MUTANT_NEXT_KEPT_WHILE_BLOCKING
     if
     :: nextSlot[me] != NONE ->
-        moved = nextSlot[me]; nextSlot[me] = NONE;
-        PLOCK; enqueueLocked(moved, false, woken); PUNLOCK;
-        moved = 0; reached(12)
+        atomic {                                                          /* [B1] */
+            moved = nextSlot[me]; nextSlot[me] = NONE;
+            PLOCK; enqueueLocked(moved, false, woken); PUNLOCK;
+            if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
+            moved = 0; reached(12)
+        }
     :: else -> skip
     fi;
 #endif
-    PLOCK;
-    blockedCount++; looking[me] = false; nLooking--;
+    atomic {                                                              /* [B2] */
+        PLOCK;
+        blockedCount++; looking[me] = false; nLooking--;
 #ifndef MUTANT_NO_STAND_IN
-    if
-    :: threadCount - blockedCount < WIDTH ->
-        threadCount++; assert(!standInStarted); standInStarted = true;
-        looking[2] = true; nLooking++; reached(2)
-    :: else -> skip
-    fi;
+        if
+        :: threadCount - blockedCount < WIDTH ->
+            threadCount++; assert(!standInStarted); standInStarted = true;   /* startThread() */
+            looking[2] = true; nLooking++; reached(2)
+        :: else -> skip
+        fi;
 #endif
-    PUNLOCK
+        PUNLOCK
+    }
 }
 
 
@@ -594,25 +607,23 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
                     fi
                 :: else -> skip
                 fi;
-                if
-                :: me != NOT_POOL -> beginBlocking(me, woken); reached(5)
-                :: else -> skip
-                fi;
-                if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
                 turnWait = true
             fi
         };
         if
         :: turnWait ->
             turnWait = false;
+            if
+            :: me != NOT_POOL -> beginBlocking(me, woken); reached(5)    /* [B1] [B2] */
+            :: else -> skip
+            fi;
             QWAIT_WHILE(q, !turnGranted[w], turnGrantedWaits[w]);         /* [Y5] */
-            atomic {                                                      /* [Y6] */
-                QUNLOCK_STATE(q);
-                if
-                :: me != NOT_POOL -> PLOCK; blockedCount--; looking[me] = true; nLooking++; PUNLOCK   /* endBlocking */
-                :: else -> skip
-                fi
-            }
+            atomic { QUNLOCK_STATE(q) };                                  /* [Y6] */
+            if
+            :: me != NOT_POOL ->                                          /* [B3] endBlocking */
+                atomic { PLOCK; blockedCount--; looking[me] = true; nLooking++; PUNLOCK }
+            :: else -> skip
+            fi
         :: else -> skip
         fi
     :: else -> skip
