@@ -506,7 +506,7 @@ inline beginBlocking(me, woken) {
 #ifndef MUTANT_NEXT_KEPT_WHILE_BLOCKING
     if
     :: nextSlot[me] != NONE ->
-        atomic {                                                          /* [B1] */
+        atomic {                                                          /* [N1] */
             moved = nextSlot[me]; nextSlot[me] = NONE;
             PLOCK; enqueueLocked(moved, false, woken); PUNLOCK;
             if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
@@ -515,7 +515,7 @@ inline beginBlocking(me, woken) {
     :: else -> skip
     fi;
 #endif
-    atomic {                                                              /* [B2] */
+    atomic {                                                              /* [N2] */
         PLOCK;
         blockedCount++; looking[me] = false; nLooking--;
 #ifndef MUTANT_NO_STAND_IN
@@ -614,13 +614,13 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
         :: turnWait ->
             turnWait = false;
             if
-            :: me != NOT_POOL -> beginBlocking(me, woken); reached(5)    /* [B1] [B2] */
+            :: me != NOT_POOL -> beginBlocking(me, woken); reached(5)    /* [N1] [N2] */
             :: else -> skip
             fi;
             QWAIT_WHILE(q, !turnGranted[w], turnGrantedWaits[w]);         /* [Y5] */
             atomic { QUNLOCK_STATE(q) };                                  /* [Y6] */
             if
-            :: me != NOT_POOL ->                                          /* [B3] endBlocking */
+            :: me != NOT_POOL ->                                          /* [N3] endBlocking */
                 atomic { PLOCK; blockedCount--; looking[me] = true; nLooking++; PUNLOCK }
             :: else -> skip
             fi
