@@ -18,7 +18,8 @@
 # Environment: CHECK_TIMEOUT (seconds per check, default 150), PAN_MEMORY (MB per check, default
 # 3072), KEEP_WORK=1 keeps the work folder (pan sources, outputs, counterexample trails), ONLY=REGEX
 # runs only the checks whose label matches (while editing the model; CI runs them all).
-# Safety runs allow any number of spurious wake-ups, liveness runs one (-DSPURIOUS=n to change).
+# queue.pml: safety runs allow any number of spurious wake-ups, liveness runs one (-DSPURIOUS=n to
+# change); pool.pml: any number in both (README, "The pooled mode", "Assumptions").
 # Prints one line per check and a summary; exits non-zero if any check failed.
 set -euo pipefail
 
