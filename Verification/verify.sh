@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Model-checks SerialQueue's hand-off protocol (Verification/queue.pml) with spin.
+# Model-checks SerialQueue's hand-off protocol (Verification/queue.pml) and the pooled mode
+# (Verification/pool.pml: queues sharing a WorkerPool's threads) with spin.
 #
 #  1. The model of the real protocol, for each way a queue's life ends (shutdown(.drain),
 #     shutdown(.cancelPending), release, never): every assertion and no invalid end state
 #     (exhaustive safety search), then the LTL properties under weak fairness (everyAcceptedItemRuns
 #     only where no shutdown implies it); the same for the bounded queue (-DBOUNDED) and with a
-#     stall watchdog (-DWATCHDOG), on fewer endings. All must pass.
+#     stall watchdog (-DWATCHDOG), on fewer endings; then the pooled mode's model for each
+#     ending, in two instances (the default one, and -DNESTED: work on a pool thread calls
+#     another queue of the pool). All must pass.
 #  2. Reachability probes: each scenario the properties depend on must actually happen in the
 #     model (a property that holds because its scenario is unreachable proves nothing).
 #  3. Mutants: each deliberate bug must be rejected with a counterexample, on the property it
@@ -15,7 +18,8 @@
 # Environment: CHECK_TIMEOUT (seconds per check, default 150), PAN_MEMORY (MB per check, default
 # 3072), KEEP_WORK=1 keeps the work folder (pan sources, outputs, counterexample trails), ONLY=REGEX
 # runs only the checks whose label matches (while editing the model; CI runs them all).
-# Safety runs allow any number of spurious wake-ups, liveness runs one (-DSPURIOUS=n to change).
+# queue.pml: safety runs allow any number of spurious wake-ups, liveness runs one (-DSPURIOUS=n to
+# change); pool.pml: any number in both (README, "The pooled mode", "Assumptions").
 # Prints one line per check and a summary; exits non-zero if any check failed.
 set -euo pipefail
 
@@ -56,7 +60,10 @@ check() {
     count=$((count + 1))
     local dir="$work/$count"
     mkdir -p "$dir"
-    cp "$model" "$dir/queue.pml"
+    local file="${MODEL:-$model}"
+    local name
+    name="$(basename "$file")"
+    cp "$file" "$dir/$name"
     local t0=$SECONDS
     local cc_flags=(-DMEMLIM="$PAN_MEMORY" -DVECTORSZ=256 -w ${EXTRA_CC:-}) pan_flags=(-m300000)
     local spin_flags=("$@")
@@ -77,7 +84,7 @@ check() {
         *) echo "verify.sh: unknown check kind $kind" >&2; exit 2 ;;
     esac
     local verdict detail
-    if ! (cd "$dir" && spin -a "${spin_flags[@]}" queue.pml >spin.out 2>&1); then
+    if ! (cd "$dir" && spin -a "${spin_flags[@]}" "$name" >spin.out 2>&1); then
         verdict=FAIL
         detail="spin -a failed: $(tail -1 "$dir/spin.out")"
     elif ! (cd "$dir" && gcc "${cc_flags[@]}" -o pan pan.c >gcc.out 2>&1); then
@@ -102,12 +109,12 @@ check() {
             else
                 verdict=FAIL
                 detail="$(grep -m1 '^pan:1:' "$out" || echo 'no verdict from pan')"
-                [[ -f "$dir/queue.pml.trail" ]] && detail+=" (trail: $dir/queue.pml.trail; keep it with KEEP_WORK=1)"
+                [[ -f "$dir/$name.trail" ]] && detail+=" (trail: $dir/$name.trail; keep it with KEEP_WORK=1)"
             fi
         else
             local report
             report="$(grep -m1 '^pan:1:' "$out" || true)"
-            if [[ -n "$report" ]] && grep -qE "$expect" <<<"$report" && [[ -f "$dir/queue.pml.trail" ]]; then
+            if [[ -n "$report" ]] && grep -qE "$expect" <<<"$report" && [[ -f "$dir/$name.trail" ]]; then
                 verdict=PASS
                 local steps
                 steps="$(grep -Eo 'at depth [0-9]+' <<<"$report" | grep -Eo '[0-9]+' || echo '?')"
@@ -231,6 +238,66 @@ wmutant() {  # as mutant, with the watchdog
 wmutant DOOR_IGNORES_WATCHDOG asserts 'watched' NONE CHECK_WATCHDOG "door opens while a watchdog is armed"
 wmutant LOOK_KEEPS_DOOR asserts 'watched' NONE CHECK_WATCHDOG "watchdog's look takes the mutex without closing the door"
 bmutant ROOM_SHUTDOWN_NO_BROADCAST deadlock "$deadlock" CANCEL "" "shutdown does not wake room waiters"
+
+# ---------------------------------------------------------------------------------------------
+# The pooled mode (pool.pml). Pan needs NFAIR=3 for weak fairness over its 8 processes. All at
+# -O0: gcc -O2 of this pan costs about 25 s of CPU, more than it saves on a 10-million-state search.
+pcheck() {  # as check, on pool.pml
+    MODEL="$here/pool.pml" EXTRA_CC="-DNFAIR=3 ${PCC:-}" check "$@"
+}
+echo "== the pooled mode: queues A and B on a pool of 2 threads (+ a stand-in slot)"
+echo "   (P0: A.async 1, B.sync 2; P1: A.sync 3, A.async 4; the controller suspends A, then per ending)"
+pcheck safety pass "pool/NONE: assertions, no invalid end state" -DEND_NONE -DCHECK_ALL
+pcheck safety pass "pool/DRAIN (A only): assertions, no invalid end state" -DEND_DRAIN -DCHECK_ALL
+# END_CANCEL's safety run (9.7 million states, about 20 s) is left out to keep the run in
+# bounds: README, "The pooled mode", "State counts"; CANCEL_DROPS_SYNC below runs END_CANCEL.
+pcheck safety pass "pool/POOL (no A.async 4): assertions, no invalid end state" -DEND_POOL -DCHECK_ALL
+pcheck ltl:everyAcceptedItemRuns pass "pool/NONE (no A.async 4): LTL everyAcceptedItemRuns (weak fairness)" \
+    -DEND_NONE -DSMALL -DCHECK_ALL
+echo "== the pooled mode, nested: item 1's body (on a pool thread) makes B.async 5, B.sync 6; P1: B.sync 2"
+pcheck safety pass "pool-nested/NONE: assertions, no invalid end state" -DNESTED -DEND_NONE -DCHECK_ALL
+pcheck safety pass "pool-nested/POOL (no P1): assertions, no invalid end state" -DNESTED -DEND_POOL -DCHECK_ALL
+pcheck ltl:everyAcceptedItemRuns pass "pool-nested/NONE: LTL everyAcceptedItemRuns (weak fairness)" \
+    -DNESTED -DEND_NONE -DCHECK_ALL
+pcheck ltl:everyCallReturns pass "pool-nested/NONE: LTL everyCallReturns (weak fairness)" \
+    -DNESTED -DEND_NONE -DCHECK_ALL
+
+echo "== the pooled mode: reachability (what the pooled mode adds; the queue's own scenarios are probed above)"
+pprobe() {  # number, switches, description
+    pcheck asserts "assertion violated \\($1!=$1\\)" "pool reach $1: $3" $2 -DPROBE="$1"
+}
+pprobe 1 "-DNESTED -DEND_NONE" "work on a pool thread makes a queue runnable into its next slot"
+pprobe 2 "-DNESTED -DEND_NONE" "a stand-in thread is started for a blocked pool thread"
+pprobe 4 "-DEND_NONE" "a turn ends with work left: the queue goes back to the run queue"
+pprobe 6 "-DEND_NONE" "an enqueue wakes nobody: a spinning thread will look"
+pprobe 7 "-DEND_NONE" "an enqueue wakes an idle pool thread"
+pprobe 8 "-DEND_NONE" "a sync leave puts the handed-over queue back in the run queue"
+pprobe 12 "-DNESTED -DEND_NONE" "a blocking pool thread moves its next queue to the run queue"
+pprobe 14 "-DEND_NONE" "suspend interrupts a turn's batch"
+pprobe 15 "-DNESTED -DEND_NONE" "a surplus thread retires after the blocked one is back"
+pprobe 16 "-DEND_POOL" "the pool's threads leave at its shutdown"
+pprobe 17 "-DNESTED -DEND_NONE" "a hop: the next queue runs on the same thread"
+
+echo "== the pooled mode: mutants"
+pmutant() {  # name, kind, expected report, switches, property flag, description
+    pcheck "$2" "$3" "pool mutant $1 (${2#ltl:}): $6" -DMUTANT_"$1" $4 ${5:+-D$5}
+}
+pmutant REQUEUE_BEFORE_FINISH asserts 'oneThread' "-DEND_NONE -DBATCH_LIMIT=1" CHECK_ONE_THREAD "requeued before the turn ended"
+pmutant WAKE_IGNORES_PENDING asserts 'queuedOnce' "-DEND_NONE" CHECK_POOL "scheduled again while scheduled"
+pmutant SPIN_NO_RECHECK asserts 'notLost' "-DEND_NONE" CHECK_POOL "sleeps after spinning, run queue unseen"
+pmutant SPIN_NO_RECHECK ltl:everyAcceptedItemRuns "$cycle" "-DNESTED -DEND_NONE" "" "sleeps after spinning, run queue unseen"
+pmutant NEXT_KEPT_WHILE_BLOCKING asserts 'notLost' "-DNESTED -DEND_NONE" CHECK_POOL "blocks with a queue in its next slot"
+pmutant NEXT_KEPT_WHILE_BLOCKING deadlock "$deadlock" "-DNESTED -DEND_POOL" "" "blocks with a queue in its next slot"
+pmutant NO_STAND_IN asserts 'freeThreads' "-DNESTED -DEND_NONE" CHECK_POOL "no stand-in for a blocked thread"
+pmutant LEAVE_NO_REQUEUE deadlock "$deadlock" "-DEND_DRAIN" "" "a sync leave does not re-queue the queue"
+pmutant LEAVE_NO_REQUEUE ltl:everyAcceptedItemRuns "$cycle" "-DNESTED -DEND_NONE" "" "a sync leave does not re-queue the queue"
+pmutant NO_REQUEUE_AFTER_TURN asserts 'wakePending' "-DEND_NONE" CHECK_CODE_INVARIANTS "a turn with work left puts the queue to sleep"
+pmutant NO_REQUEUE_AFTER_TURN ltl:everyAcceptedItemRuns "$cycle" "-DNESTED -DEND_NONE" "" "a turn with work left puts the queue to sleep"
+pmutant HANDOFF_FINISHES_TURN asserts 'running\[[a-z]+\]==0' "-DEND_NONE" CHECK_EXCLUSION "the turn goes on after a sync hand-off"
+pmutant HANDOFF_REST_TO_BACK asserts 'seq\[id\]>lastSeq' "-DEND_NONE" CHECK_ORDER "a turn's unrun rest goes behind newer work"
+pmutant TAKE_COPY asserts 'st\[id\]==1' "-DEND_NONE" CHECK_ONCE "a turn takes its batch without removing it"
+pmutant CANCEL_DROPS_SYNC asserts 'droppable' "-DEND_CANCEL" CHECK_NOTHING_LOST "cancelPending drops sync turns"
+pmutant POOL_STOP_EARLY asserts 'settled' "-DEND_POOL" CHECK_NOTHING_LOST "pool threads leave before the queues drained"
 
 echo "== $passed passed, $failed failed ($((SECONDS - started))s)"
 [[ $failed -eq 0 ]]

@@ -1,0 +1,1108 @@
+/*
+ * The pooled mode of SerialQueue (Sources/SerialCore/WorkerPool, with the queue side in
+ * Sources/SerialCore/SerialQueue), as a Promela model for spin: two queues share the threads of
+ * one WorkerPool of width 2.
+ *
+ * queue.pml models a queue with its own worker; this file models what changes when a pool runs
+ * the queue: the pool's run queue of runnable queues, pool threads that run bounded turns, spin
+ * and sleep, the `next` slot (a hop to a queue this thread's own work made runnable), the
+ * hand-off of a `sync` turn that releases the pool thread, stand-in threads for a pool thread
+ * that blocks, suspend/resume and shutdown of a pooled queue, and the pool's shutdown. The
+ * queue's own decisions (QueueState: the door, wakeWorkerIfNeeded, takeBatch, leaveSync, ...)
+ * are the same code as in queue.pml and are written the same way here, per queue.
+ *
+ * README.md in this folder maps every step below to the code (step names in brackets, e.g.
+ * [T2]), states the assumptions, the properties and the mutants. verify.sh runs every check.
+ *
+ * Switches (spin -D...):
+ *   END_NONE                the controller suspends and resumes A; nothing ends (the pool
+ *                           threads sleep forever).
+ *   END_DRAIN, END_CANCEL   the controller suspends A, then resumes it and shuts it down
+ *                           (shutdown(.drain) / .cancelPending, in either order) and waits for
+ *                           it to exit; P0 makes no B.sync 2 (B stays idle).
+ *   END_POOL                the controller shuts the pool down (WorkerPool.shutdown(.drain):
+ *                           both queues, then the threads); P1 makes no A.async 4.
+ *   NESTED                  the other instance: item 1's body, on a pool thread, makes
+ *                           B.async 5 (a hop through the `next` slot) and B.sync 6 (the pool
+ *                           thread blocks: a stand-in); P1 makes B.sync 2 (none with END_POOL),
+ *                           no suspension.
+ *   SMALL                   P1 makes no A.async 4 (for the liveness run).
+ *   BATCH_LIMIT=n           PoolCore.batchLimit (default 2: a turn's budget runs out with 3
+ *                           items queued, or with work arriving during the turn).
+ *   HOP_LIMIT=n             PoolCore.consecutiveHopLimit (default 2: the one hop of the instance
+ *                           runs on the same thread; 1: it goes to the run queue instead).
+ *   CHECK_<PROPERTY>        which assertions are compiled in (CHECK_ALL: all).
+ *   MUTANT_<NAME>, VARIANT_<NAME>   one deliberate change (see README.md).
+ */
+
+/* ------------------------------------------------------------------------------------------ */
+/* The instance. Queues A (0) and B (1); pool threads T0, T1 and one stand-in slot S.          */
+/*   P0: A.async 1, then B.sync 2        P1: A.sync 3, then A.async 4       (switches: above)   */
+/*   NESTED: P0: A.async 1, whose body makes B.async 5, then B.sync 6;   P1: B.sync 2           */
+/* ------------------------------------------------------------------------------------------ */
+
+#define NQ 2
+#define QA 0
+#define QB 1
+#define NITEMS 6
+#define NPROD 2
+#define WIDTH 2                  /* WorkerPool(threads: 2) */
+#define NT 3                     /* pool thread slots: T0, T1, the stand-in S */
+#define NW 5                     /* threads that can wait for a sync turn: T0, T1, S, P0, P1 */
+#define W_P0 3
+#define W_P1 4
+#define NOT_POOL 255             /* `me` of a thread that is not a pool thread */
+#define NONE 255                 /* an empty `next` slot */
+#ifndef BATCH_LIMIT
+#define BATCH_LIMIT 2            /* PoolCore.batchLimit (64 in the code) */
+#endif
+#ifndef HOP_LIMIT
+#define HOP_LIMIT 2              /* PoolCore.consecutiveHopLimit (64 in the code) */
+#endif
+#define RING 3                   /* room in a FIFO: at most 3 items per queue */
+
+#define ASYNC 0
+#define SYNC 1
+#define kindOf(id) (((id) == 2 || (id) == 3 || (id) == 6) -> SYNC : ASYNC)
+#define queueOf(id) (((id) == 1 || (id) == 3 || (id) == 4) -> QA : QB)
+
+/* ------------------------------------------------------------------------------------------ */
+/* Constants of the code (as in queue.pml)                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+#define CLOSED 0
+#define OPEN 1
+#define HELD 2
+#define HREC 3
+#define O_NONE 0
+#define O_WORKER 1
+#define O_SYNC 2
+/* QueueState.WorkerPhase, pooled meaning (SerialQueue.State.swift, "Pooled turns"): RUNNING a
+ * pool thread runs a turn; SLEEPING with wakePending: scheduled (run queue, a `next` slot, or on
+ * its way there); SLEEPING without: idle; AWAITING: handed to a sync caller, no thread. A
+ * pooled queue never spins (SPINNING is the dedicated worker's). */
+#define RUNNING 0
+#define SLEEPING 2
+#define AWAITING 3
+#define EXITED 4
+#define ACCEPTING 0
+#define SHUT_DRAIN 1
+#define SHUT_CANCEL 2
+#define A_NONE 0
+#define A_WAKE 1
+
+#define S_NEW 0
+#define S_ACCEPTED 1
+#define S_RUNNING 2
+#define S_DONE 3
+#define S_DROPPED 4
+#define S_REJECTED 5
+
+/* What a pool thread's look at the run queue decided (PoolCore.threadMain). */
+#define ACT_RUN 0
+#define ACT_SPIN 1
+#define ACT_IDLE 2
+#define ACT_LEAVE 3
+
+/* ------------------------------------------------------------------------------------------ */
+/* Shared variables                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef Ring { byte it[RING]; byte n };
+
+/* Per queue (QueueCore, QueueState). Shared without the lock: door, interrupted, the waiting
+ * flags of its conditions. */
+byte door[NQ] = OPEN;            /* QueueCore.fastPath: a new pooled queue is idle, its door open */
+bool interrupted[NQ];
+bool workerExitedWaits[NQ];      /* QueueCore.workerExited (the controller waits) */
+byte qmutex[NQ];                 /* QueueCore.mutex: 0 free, else holder's _pid + 1 */
+Ring fifo[NQ];
+byte owner[NQ];
+byte phase[NQ] = SLEEPING;       /* a new pooled queue: no turn runs or is queued */
+bool wakePending[NQ];
+byte suspendCount[NQ];
+byte lifecycle[NQ];
+byte cancelledWork[NQ];
+
+/* Per thread that can wait for a sync turn (CurrentQueueStack), indexed by waiter. */
+bool turnGranted[NW];            /* isTurnGranted, guarded by the queue's mutex */
+bool turnGrantedWaits[NW];       /* turnGranted (its condition) */
+
+/* The pool (PoolCore, PoolState), guarded by pmutex except where noted. */
+byte pmutex = 0;
+typedef QRing { byte it[NQ + 1]; byte n };   /* one more slot, so a double entry shows */
+QRing runQ;                      /* PoolState.runQueue */
+byte idleStack[NT];              /* PoolState.idleWorkers (popLast) */
+byte idleN = 0;
+bool isWoken[NT];                /* PoolWorker.isWoken */
+bool wakeUpWaits[NT];            /* PoolWorker.wakeUp: one waiter, its thread */
+byte threadCount = WIDTH;        /* PoolState.threadCount (T0, T1 reserved by start()) */
+byte blockedCount = 0;
+bool attached[NQ] = true;        /* PoolState.attached */
+byte nAttached = NQ;
+bool isClosed = false;
+bool isStopping = false;
+byte spinningCount = 0;
+bool changedWaits = false;       /* PoolCore.changed (the controller waits) */
+bool standInStarted = false;     /* startThread() for the stand-in slot */
+/* Thread-local in the code, global here so that the properties can see it (PoolWorker.isInTurn
+ * and .batch are the pool threads' locals isInTurn and batch). */
+byte nextSlot[NT] = NONE;        /* PoolWorker.next */
+
+/* Ghosts, for the properties only. */
+byte st[NITEMS + 1];
+byte seq[NITEMS + 1];            /* entry order in its queue */
+byte nextSeq[NQ] = 1;
+byte lastSeq[NQ];
+byte running[NQ];                /* bodies of the queue running now */
+byte inTurn[NQ];                 /* pool threads inside a turn of the queue */
+byte waiterOf[NITEMS + 1];       /* the thread a sync turn belongs to (it is in the FIFO entry) */
+bool looking[NT] = true;         /* the thread will look at the run queue without being woken
+                                  * (S's counts only once it is reserved: nLooking) */
+byte nLooking = WIDTH;
+byte nAccepted = 0;
+byte nFinished = 0;
+byte producersDone = 0;
+bool controllerDone = false;
+
+hidden byte ti;
+hidden byte tj;
+hidden byte droppable;
+hidden byte settled;
+hidden byte reported;
+hidden byte queuedOnce;
+hidden byte oneThread;
+hidden byte notLost;
+hidden byte freeThreads;
+hidden byte moved;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Properties as assertions                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+#ifdef CHECK_ALL
+#define CHECK_EXCLUSION
+#define CHECK_ORDER
+#define CHECK_ONCE
+#define CHECK_NOTHING_LOST
+#define CHECK_CODE_INVARIANTS
+#define CHECK_POOL
+#endif
+
+#ifdef CHECK_EXCLUSION
+#define assertExclusion(e) assert(e)
+#else
+#define assertExclusion(e) skip
+#endif
+#ifdef CHECK_ORDER
+#define assertOrder(e) assert(e)
+#else
+#define assertOrder(e) skip
+#endif
+#ifdef CHECK_ONCE
+#define assertOnce(e) assert(e)
+#else
+#define assertOnce(e) skip
+#endif
+#ifdef CHECK_NOTHING_LOST
+#define assertNothingLost(e) assert(e)
+#else
+#define assertNothingLost(e) skip
+#endif
+#ifdef CHECK_CODE_INVARIANTS
+#define assertCodeInvariant(e) assert(e)
+#else
+#define assertCodeInvariant(e) skip
+#endif
+#ifdef CHECK_POOL
+#define CHECK_ONE_THREAD
+#define assertPool(e) assert(e)
+#else
+#define assertPool(e) skip
+#endif
+#ifdef CHECK_ONE_THREAD
+#define assertOneThread(e) assert(e)
+#else
+#define assertOneThread(e) skip
+#endif
+
+#ifdef PROBE
+#define reached(k) assert(PROBE != (k))
+#define reachedIf(c, k) if :: (c) -> assert(PROBE != (k)) :: else -> skip fi
+#else
+#define reached(k) skip
+#define reachedIf(c, k) skip
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Liveness (pan -a -f: weak fairness)                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+ltl everyAcceptedItemRuns { [] <> (nAccepted == nFinished) }
+ltl everyCallReturns { <> (producersDone == NPROD && controllerDone) }
+
+/* ------------------------------------------------------------------------------------------ */
+/* QueueState, per queue (SerialQueue.State.swift)                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+#define isAccepting(q) (lifecycle[q] == ACCEPTING)
+#define isSuspended(q) (suspendCount[q] > 0 && lifecycle[q] == ACCEPTING)
+#define isIdle(q) (owner[q] == O_NONE && fifo[q].n == 0 && !isSuspended(q) && isAccepting(q) \
+    && phase[q] == SLEEPING && !wakePending[q])
+#ifdef VARIANT_EXIT_IGNORES_OWNER
+#define workerShouldExit(q) (!isAccepting(q) && fifo[q].n == 0)
+#else
+#define workerShouldExit(q) (!isAccepting(q) && fifo[q].n == 0 && owner[q] == O_NONE)
+#endif
+#define hasRunnableWork(q) (owner[q] == O_NONE && !isSuspended(q) && fifo[q].n > 0)
+
+inline checkInvariants(q) {
+    assertCodeInvariant(!wakePending[q] || phase[q] == SLEEPING);
+    assertCodeInvariant(phase[q] != AWAITING || owner[q] != O_NONE);
+    assertCodeInvariant(phase[q] != EXITED || (fifo[q].n == 0 && !isAccepting(q)));
+    assertCodeInvariant(!(phase[q] == SLEEPING && owner[q] == O_NONE && fifo[q].n > 0
+        && !isSuspended(q) && !wakePending[q]))
+}
+
+/* wakeWorkerIfNeeded: for a pooled queue, "wake the worker" means "schedule a turn". */
+inline wakeWorkerIfNeeded(q, a) {
+    if
+#ifdef MUTANT_WAKE_IGNORES_PENDING
+    :: (phase[q] == SLEEPING && owner[q] == O_NONE
+#else
+    :: (phase[q] == SLEEPING && !wakePending[q] && owner[q] == O_NONE
+#endif
+        && ((fifo[q].n > 0 && !isSuspended(q)) || workerShouldExit(q))) ->
+        wakePending[q] = true; a = A_WAKE
+    :: else -> a = A_NONE
+    fi
+}
+
+inline accept(id) {
+    st[id] = S_ACCEPTED; seq[id] = nextSeq[queueOf(id)]; nextSeq[queueOf(id)]++; nAccepted++
+}
+
+inline submit(q, id, a) {
+    fifo[q].it[fifo[q].n] = id; fifo[q].n++; accept(id);
+    wakeWorkerIfNeeded(q, a)
+}
+
+/* QueueState.takeBatch(into:limit:): at most BATCH_LIMIT items from the FIFO's front. */
+inline takeBatch(q) {
+    assertCodeInvariant(batch.n == 0);
+    do
+    :: batch.n < BATCH_LIMIT && fifo[q].n > 0 ->
+        batch.it[batch.n] = fifo[q].it[0]; batch.n++;
+#ifndef MUTANT_TAKE_COPY
+        ti = 1;
+        do
+        :: ti < fifo[q].n -> fifo[q].it[ti - 1] = fifo[q].it[ti]; ti++
+        :: else -> break
+        od;
+        fifo[q].n--; fifo[q].it[fifo[q].n] = 0; ti = 0
+#else
+        /* copies instead of moving: only the count goes down (the item stays visible to the
+         * next take through the ring's slots) */
+        fifo[q].n--;
+        break
+#endif
+    :: else -> break
+    od
+}
+
+inline popBatch(id) {
+    id = batch.it[0];
+    ti = 1;
+    do
+    :: ti < batch.n -> batch.it[ti - 1] = batch.it[ti]; ti++
+    :: else -> break
+    od;
+    batch.n--; batch.it[batch.n] = 0; ti = 0
+}
+
+/* QueueState.returnUnrun: the batch's rest goes back in front of the FIFO, in its order. */
+inline returnUnrun(q) {
+#ifdef MUTANT_HANDOFF_REST_TO_BACK
+    ti = 0;
+    do
+    :: ti < batch.n -> fifo[q].it[fifo[q].n + ti] = batch.it[ti]; batch.it[ti] = 0; ti++
+    :: else -> break
+    od;
+#else
+    ti = fifo[q].n;
+    do
+    :: ti > 0 -> ti--; fifo[q].it[ti + batch.n] = fifo[q].it[ti]
+    :: else -> break
+    od;
+    ti = 0;
+    do
+    :: ti < batch.n -> fifo[q].it[ti] = batch.it[ti]; batch.it[ti] = 0; ti++
+    :: else -> break
+    od;
+#endif
+    fifo[q].n = fifo[q].n + batch.n; batch.n = 0; ti = 0
+}
+
+inline drop(q, id) {
+    assertOnce(st[id] == S_ACCEPTED);
+    droppable = (kindOf(id) == ASYNC && lifecycle[q] == SHUT_CANCEL);
+    assertNothingLost(droppable);
+    st[id] = S_DROPPED; nFinished++; cancelledWork[q]++; reached(13)
+}
+
+inline removeCancellableWork(q) {
+    ti = 0; tj = 0;
+    do
+    :: ti < fifo[q].n ->
+#ifdef MUTANT_CANCEL_DROPS_SYNC
+        drop(q, fifo[q].it[ti]);
+#else
+        if
+        :: kindOf(fifo[q].it[ti]) == ASYNC -> drop(q, fifo[q].it[ti])
+        :: else -> fifo[q].it[tj] = fifo[q].it[ti]; tj++
+        fi;
+#endif
+        ti++
+    :: else -> break
+    od;
+    ti = tj;
+    do
+    :: ti < fifo[q].n -> fifo[q].it[ti] = 0; ti++
+    :: else -> break
+    od;
+    fifo[q].n = tj; ti = 0; tj = 0
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Locks, the door, condition variables                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+#define QLOCK(q)   qmutex[q] == 0 -> qmutex[q] = _pid + 1
+#define QUNLOCK(q) assert(qmutex[q] == _pid + 1); qmutex[q] = 0
+#define PLOCK      pmutex == 0 -> pmutex = _pid + 1
+/* PoolState's documented invariant: while the pool is not stopping, at least `width` of its
+ * threads are free to run turns (a stand-in is reserved in the step that blocks a thread). */
+#define PUNLOCK    assert(pmutex == _pid + 1); \
+                   freeThreads = (isStopping || threadCount - blockedCount >= WIDTH); \
+                   assertPool(freeThreads); pmutex = 0
+
+inline closeFastPath(q) {
+    if
+    :: door[q] == OPEN -> door[q] = CLOSED
+    :: door[q] == HELD -> door[q] = HREC; owner[q] = O_SYNC; reached(3)
+    :: else -> skip
+    fi
+}
+
+#define QLOCK_STATE(q)   QLOCK(q); closeFastPath(q)
+#define QUNLOCK_STATE(q) checkInvariants(q); QUNLOCK(q)
+
+inline openFastPathIfIdle(q) {
+    if
+    :: isIdle(q) -> door[q] = OPEN
+    :: else -> skip
+    fi
+}
+
+/* pthread_cond_wait, first half: release the mutex m and start waiting on w (a signal clears w).
+ * Spurious wake-ups, any number, are in the waits' guards below: a waiter may also return
+ * while w is still set, once the condition its loop re-checks no longer holds (it then goes on
+ * exactly as if signalled, and the late signal may hit a later wait of the same condition). A
+ * spurious return while that condition still holds only re-checks it under the lock and waits
+ * again: a step that changes nothing, left out (README, "Spurious wake-ups"). */
+#define WAIT_RELEASING(m, w) m = 0; w = true
+/* the wait ends: signalled, or spuriously with its loop's condition `done` */
+#define WOKEN(w, done) (!(w) || (done))
+#define noteSpurious(w) reachedIf(w, 9)
+
+/* ------------------------------------------------------------------------------------------ */
+/* The pool's run queue (PoolCore, PoolState)                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Never twice in the run queue, or in the run queue and a `next` slot. */
+inline checkQueuedOnce(q) {
+    queuedOnce = true;
+    tj = 0;
+    do
+    :: tj < runQ.n -> if :: runQ.it[tj] == q -> queuedOnce = false :: else -> skip fi; tj++
+    :: else -> break
+    od;
+    tj = 0;
+    do
+    :: tj < NT -> if :: nextSlot[tj] == q -> queuedOnce = false :: else -> skip fi; tj++
+    :: else -> break
+    od;
+    tj = 0;
+    assertPool(queuedOnce)
+}
+
+/* PoolState.popIdleWorker: the most recently idle thread, marked woken (signalled later). */
+inline popIdleWorker(woken) {
+    if
+    :: idleN > 0 ->
+        idleN--; woken = woken | (1 << idleStack[idleN]); isWoken[idleStack[idleN]] = true;
+        looking[idleStack[idleN]] = true; nLooking++; idleStack[idleN] = 0; reached(7)
+    :: else -> skip
+    fi
+}
+
+/* The signals after unlocking: each woken worker's wakeUp.signal(). */
+inline signalWoken(woken) {
+    atomic {
+        tj = 0;
+        do
+        :: tj < NT -> if :: (woken >> tj) & 1 -> wakeUpWaits[tj] = false :: else -> skip fi; tj++
+        :: else -> break
+        od;
+        tj = 0; woken = 0
+    }
+}
+
+#ifdef MUTANT_POOL_STOP_EARLY
+#define threadsShouldLeave (isStopping && runQ.n == 0)
+#else
+#define threadsShouldLeave (isStopping && nAttached == 0 && runQ.n == 0)
+#endif
+
+/* PoolCore.enqueue -> PoolState.enqueue, under the pool's lock: append; wake an idle thread
+ * unless the threads that will look anyway (spinning ones, the caller) cover the run queue. */
+inline enqueueLocked(q, callerWillDequeue, woken) {
+    checkQueuedOnce(q);
+    runQ.it[runQ.n] = q; runQ.n++;
+    if
+    :: runQ.n <= spinningCount + (callerWillDequeue -> 1 : 0) -> reachedIf(spinningCount > 0, 6)
+    :: else -> popIdleWorker(woken)
+    fi
+}
+
+/* PoolCore.enqueue: one pool critical section, then the signal after unlocking. */
+inline enqueue(q, callerWillDequeue, woken) {
+    atomic { PLOCK; enqueueLocked(q, callerWillDequeue, woken); PUNLOCK };    /* [Q1] */
+    if :: woken != 0 -> signalWoken(woken) :: else -> skip fi              /* [Q2] */
+}
+
+/* PoolCore.makeRunnable, from the thread `me`: inside its own turn, into its empty `next`
+ * slot (no lock, no wake-up); otherwise enqueue. */
+inline makeRunnable(q, me, woken) {
+    if
+    :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE ->
+        atomic { checkQueuedOnce(q); nextSlot[me] = q; reached(1) }          /* [M1] */
+    :: else -> enqueue(q, false, woken)
+    fi
+}
+
+/* QueueCore.perform for a pooled queue. */
+inline perform(q, a, me, woken) {
+    if
+    :: a == A_WAKE -> a = A_NONE; makeRunnable(q, me, woken)
+    :: else -> a = A_NONE
+    fi
+}
+
+/* PoolWorker.beginBlocking (me is a pool thread, the queue's lock may be held): the `next`
+ * queue goes to the run queue; then PoolCore.beginBlocking: blockedCount += 1, and a stand-in
+ * is reserved and started if fewer than `width` threads would be free. */
+inline beginBlocking(me, woken) {
+#ifndef MUTANT_NEXT_KEPT_WHILE_BLOCKING
+    if
+    :: nextSlot[me] != NONE ->
+        atomic {                                                          /* [N1] */
+            moved = nextSlot[me]; nextSlot[me] = NONE;
+            PLOCK; enqueueLocked(moved, false, woken); PUNLOCK;
+            if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
+            moved = 0; reached(12)
+        }
+    :: else -> skip
+    fi;
+#endif
+    atomic {                                                              /* [N2] */
+        PLOCK;
+        blockedCount++; looking[me] = false; nLooking--;
+#ifndef MUTANT_NO_STAND_IN
+        if
+        :: threadCount - blockedCount < WIDTH ->
+            threadCount++; assert(!standInStarted); standInStarted = true;   /* startThread() */
+            looking[2] = true; nLooking++; reached(2)
+        :: else -> skip
+        fi;
+#endif
+        PUNLOCK
+    }
+}
+
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bodies (ghost)                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+inline bodyStarts(q, id) {
+    atomic {
+        assertExclusion(running[q] == 0);
+        assertOnce(st[id] == S_ACCEPTED);
+        assertOrder(seq[id] > lastSeq[q]);
+        running[q]++; st[id] = S_RUNNING; lastSeq[q] = seq[id]
+    }
+}
+
+inline bodyEnds(q, id) {
+    atomic { running[q]--; st[id] = S_DONE; nFinished++ }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Calls on a queue (QueueCore.trySubmit, SerialQueue.sync) from thread `me` (a pool thread's   */
+/* index, or NOT_POOL) whose sync waits use waiter slot `w`                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* tryAsync (async traps on a shut-down queue instead; the protocol is the same) */
+inline asyncCall(q, id, me, a, woken) {
+    atomic {                                                              /* [A1] */
+        QLOCK_STATE(q);
+        if
+        :: !isAccepting(q) -> st[id] = S_REJECTED; reached(11)
+        :: else -> submit(q, id, a)
+        fi;
+        QUNLOCK_STATE(q)
+    };
+    perform(q, a, me, woken)                                              /* [A2] */
+}
+
+/* Waits on `w` (a condition of the queue q) while `cond` holds; called with q's lock held,
+ * returns with it held. pthread_cond_wait's return (retaking the lock) and the loop's re-check
+ * are one step (README: "Steps"). */
+#define QWAIT_WHILE(q, cond, w) \
+    do \
+    :: atomic { (cond) -> WAIT_RELEASING(qmutex[q], w) }; \
+        atomic { WOKEN(w, !(cond)) -> noteSpurious(w); QLOCK(q) } \
+    :: else -> break \
+    od
+
+inline syncCall(q, id, me, w, via, left, a, woken) {
+    atomic {                                                              /* [Y1] */
+        waiterOf[id] = w;
+        if
+        :: door[q] == OPEN -> door[q] = HELD; accept(id); via = true; reached(10)
+        :: else -> via = false
+        fi
+    };
+    if
+    :: !via ->
+        /* enterSyncThroughTheLock */
+        atomic {                                                          /* [Y2] */
+            QLOCK_STATE(q);
+            if
+            :: !isAccepting(q) -> st[id] = S_REJECTED; reached(11); QUNLOCK_STATE(q)   /* (sync traps) */
+            :: isAccepting(q) && owner[q] == O_NONE && fifo[q].n == 0 && !isSuspended(q) ->
+                owner[q] = O_SYNC; accept(id); QUNLOCK_STATE(q)           /* [Y3] tryEnterSync */
+            :: else ->                                                    /* [Y4] */
+                turnGranted[w] = false; submit(q, id, a);
+                /* perform, under the queue's lock (the pool's lock nests inside it) */
+                if
+                :: a == A_WAKE ->
+                    a = A_NONE;
+                    if
+                    :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE ->
+                        checkQueuedOnce(q); nextSlot[me] = q
+                    :: else ->
+                        PLOCK; enqueueLocked(q, false, woken); PUNLOCK
+                    fi
+                :: else -> skip
+                fi;
+                turnWait = true
+            fi
+        };
+        if
+        :: turnWait ->
+            turnWait = false;
+            if
+            :: me != NOT_POOL -> beginBlocking(me, woken); reached(5)    /* [N1] [N2] */
+            :: else -> skip
+            fi;
+            QWAIT_WHILE(q, !turnGranted[w], turnGrantedWaits[w]);         /* [Y5] */
+            atomic { QUNLOCK_STATE(q) };                                  /* [Y6] */
+            if
+            :: me != NOT_POOL ->                                          /* [N3] endBlocking */
+                atomic { PLOCK; blockedCount--; looking[me] = true; nLooking++; PUNLOCK }
+            :: else -> skip
+            fi
+        :: else -> skip
+        fi
+    :: else -> skip
+    fi;
+    if
+    :: st[id] == S_REJECTED -> skip
+    :: else ->
+        bodyStarts(q, id); bodyEnds(q, id);                               /* [Y7] */
+        atomic {                                                          /* [L1] */
+            if
+            :: via && door[q] == HELD -> door[q] = OPEN; left = true
+            :: else -> left = false
+            fi
+        };
+        if
+        :: !left ->
+            atomic {                                                      /* [L2] leaveSyncThroughTheLock */
+                QLOCK(q);
+                if
+                :: via -> assertCodeInvariant(door[q] == HREC); door[q] = CLOSED
+                :: else -> closeFastPath(q)
+                fi;
+                /* QueueState.leaveSync */
+                assertCodeInvariant(owner[q] == O_SYNC);
+                if
+                :: phase[q] == AWAITING ->
+                    owner[q] = O_WORKER;
+#ifdef MUTANT_LEAVE_NO_REQUEUE
+                    a = A_NONE
+#else
+                    a = A_WAKE; reached(8)
+#endif
+                :: else -> owner[q] = O_NONE; wakeWorkerIfNeeded(q, a)
+                fi;
+                openFastPathIfIdle(q);
+                QUNLOCK_STATE(q)
+            };
+            perform(q, a, me, woken)                                      /* [L3] */
+        :: else -> skip
+        fi
+    fi;
+    via = false; left = false
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* A pooled turn (QueueCore.runPooledTurn, run, handOffReleasingThePoolThread)                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Item 1's body, on the pool thread t: B.async 5, then B.sync 6. */
+inline bodyOfItem1(t, a, woken, via2, left2) {
+#ifdef NESTED
+    asyncCall(QB, 5, t, a, woken);
+    syncCall(QB, 6, t, t, via2, left2, a, woken)
+#else
+    skip
+#endif
+}
+
+/* The end of a turn that did not hand the queue over, with the queue's lock held: exit (the
+ * queue is shut down or released and drained), back to the run queue (work left: the turn's
+ * budget ran out, or work came), or asleep (idle). `after` says what is left to do after
+ * unlocking: signal the threads the pool woke, or enqueue. */
+inline endTurn(q, t, woken, after) {
+    if
+    :: workerShouldExit(q) ->                                             /* exit */
+        /* shutdown handlers: not modelled (README) */
+        PLOCK;                                                            /* pool.detach */
+        attached[q] = false; nAttached--;
+        if
+        :: threadsShouldLeave -> do :: idleN > 0 -> popIdleWorker(woken) :: else -> break od
+        :: else -> skip
+        fi;
+        changedWaits = false;                                             /* changed.broadcast() */
+        PUNLOCK;
+        phase[q] = EXITED; workerExitedWaits[q] = false;                  /* workerExited.broadcast() */
+        inTurn[q]--;
+        QUNLOCK_STATE(q);
+        after = (woken != 0 -> 1 : 0)
+#ifndef MUTANT_NO_REQUEUE_AFTER_TURN
+    :: hasRunnableWork(q) ->                                              /* requeuePooledTurn */
+        reached(4);
+        phase[q] = SLEEPING; wakePending[q] = true; inTurn[q]--;
+        QUNLOCK_STATE(q);
+        after = 2
+#endif
+    :: else ->                                                            /* fallAsleep */
+        phase[q] = SLEEPING; openFastPathIfIdle(q); inTurn[q]--;
+        QUNLOCK_STATE(q);
+        after = 0
+    fi
+}
+
+inline runPooledTurn(t, q, id, a, woken, handed, after, via2, left2) {
+    atomic {                                                              /* [T1] */
+        QLOCK_STATE(q);
+        oneThread = (inTurn[q] == 0);
+        assertOneThread(oneThread);
+        inTurn[q]++;
+        /* beginPooledTurn */
+        if
+        :: phase[q] == AWAITING ->
+            assertCodeInvariant(owner[q] == O_WORKER);
+            phase[q] = RUNNING; owner[q] = O_NONE
+        :: else ->
+            assertCodeInvariant(wakePending[q]);
+            phase[q] = RUNNING; wakePending[q] = false
+        fi;
+        if
+        :: owner[q] == O_NONE && !isSuspended(q) && fifo[q].n > 0 ->       /* takeBatch */
+            owner[q] = O_WORKER; takeBatch(q);
+            interrupted[q] = false;
+#ifdef MUTANT_REQUEUE_BEFORE_FINISH
+            /* work left beyond the budget: back to the run queue at once, before the batch
+             * ran and the turn ended */
+            if
+            :: fifo[q].n > 0 -> wakePending[q] = true; phase[q] = SLEEPING;
+                PLOCK; enqueueLocked(q, false, woken); PUNLOCK;
+                if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+            :: else -> skip
+            fi;
+#endif
+            QUNLOCK_STATE(q)
+        :: else -> endTurn(q, t, woken, after); handed = true             /* nothing to run */
+        fi
+    };
+    if
+    :: !handed ->
+        /* run(&batch) */
+        do
+        :: batch.n == 0 -> break
+        :: atomic { batch.n > 0 && interrupted[q] ->                      /* [T2] the relaxed load sees it */
+                QLOCK_STATE(q);                                           /* returnUnrun */
+                reachedIf(lifecycle[q] == ACCEPTING, 14);
+                interrupted[q] = false;
+                returnUnrun(q);
+                if
+                :: lifecycle[q] == SHUT_CANCEL -> removeCancellableWork(q)
+                :: else -> skip
+                fi;
+                QUNLOCK_STATE(q)
+            };
+            break
+        :: batch.n > 0 ->                                                 /* [T2] ... or not (yet) */
+            atomic {
+                popBatch(id);
+                if
+                :: kindOf(id) == ASYNC -> bodyStarts(q, id)               /* [T3] the async body */
+                :: else -> skip
+                fi
+            };
+            if
+            :: kindOf(id) == ASYNC ->
+                if
+                :: id == 1 -> bodyOfItem1(t, a, woken, via2, left2)
+                :: else -> skip
+                fi;
+                bodyEnds(q, id)
+            :: else ->
+                /* handOffReleasingThePoolThread: the caller gets the queue; this thread ends
+                 * the turn (the caller's leave schedules the next one) */
+                atomic {                                                  /* [T4] */
+                    QLOCK_STATE(q);
+                    owner[q] = O_SYNC; phase[q] = AWAITING;
+                    returnUnrun(q);
+                    if
+                    :: lifecycle[q] == SHUT_CANCEL -> removeCancellableWork(q)
+                    :: else -> skip
+                    fi;
+                    turnGranted[waiterOf[id]] = true;
+                    turnGrantedWaits[waiterOf[id]] = false;               /* signal, under the lock */
+#ifndef MUTANT_HANDOFF_FINISHES_TURN
+                    inTurn[q]--; handed = true;
+#endif
+                    QUNLOCK_STATE(q)
+                };
+#ifndef MUTANT_HANDOFF_FINISHES_TURN
+                break
+#else
+                skip
+#endif
+            fi;
+            id = 0
+        od;
+        if
+        :: !handed ->
+            atomic { QLOCK_STATE(q); owner[q] = O_NONE; endTurn(q, t, woken, after) }   /* [T5] finishBatch */
+        :: else -> skip
+        fi
+    :: else -> skip
+    fi;
+    handed = false;
+    if
+    :: after == 1 -> signalWoken(woken)                                   /* [T6] */
+    :: after == 2 -> enqueue(q, nextSlot[t] == NONE, woken)               /* [T6] */
+    :: else -> skip
+    fi;
+    after = 0
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pool threads (PoolCore.threadMain, spinBeforeSleeping, runTurns)                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The wait releases the mutex itself; the invariant check of PUNLOCK comes first. */
+#define PUNLOCK_FOR_WAIT freeThreads = (isStopping || threadCount - blockedCount >= WIDTH); assertPool(freeThreads)
+
+/* PoolState.goIdle, then worker.wakeUp.wait(releasing:) (the pool's lock held). */
+inline goIdle(t, act) {
+    isWoken[t] = false; idleStack[idleN] = t; idleN++;
+    looking[t] = false; nLooking--;
+    act = ACT_IDLE;
+    PUNLOCK_FOR_WAIT;
+    WAIT_RELEASING(pmutex, wakeUpWaits[t])
+}
+
+/* One look at the run queue, with the pool's lock held: run a queue, leave, spin, or sleep. */
+inline look(t, act, cur, ran) {
+    if
+    :: runQ.n > 0 ->                                                      /* dequeue */
+        cur = runQ.it[0]; runQ.it[0] = runQ.it[1]; runQ.it[1] = runQ.it[2]; runQ.it[2] = 0; runQ.n--;
+        act = ACT_RUN; PUNLOCK
+    :: else ->
+        if
+        :: threadsShouldLeave || threadCount - blockedCount > WIDTH ->     /* retireIfSurplus */
+            reachedIf(!threadsShouldLeave, 15); reachedIf(threadsShouldLeave, 16);
+            threadCount--; looking[t] = false; nLooking--;
+            changedWaits = false;                                         /* changed.broadcast() */
+            act = ACT_LEAVE; PUNLOCK
+        :: else ->
+            if
+            :: ran -> ran = false; spinningCount++; act = ACT_SPIN; PUNLOCK     /* spinBeforeSleeping */
+            :: else -> goIdle(t, act)
+            fi
+        fi
+    fi
+}
+
+inline poolThread(t) {
+    byte act = ACT_IDLE; byte cur = NONE; bool ran = false; byte hops = 0;
+    byte id = 0; byte a = A_NONE; byte woken = 0; bool handed = false; byte after = 0;
+    bool via2 = false; bool left2 = false; bool turnWait = false;
+    bool isInTurn = false;       /* PoolWorker.isInTurn */
+    Ring batch;                  /* PoolWorker.batch */
+    atomic { PLOCK; look(t, act, cur, ran) };                             /* [P1] */
+    do
+    :: act == ACT_RUN ->
+        /* runTurns(startingWith:) */
+        isInTurn = true; hops = 0;
+        do
+        :: runPooledTurn(t, cur, id, a, woken, handed, after, via2, left2);
+            if
+            :: nextSlot[t] == NONE -> break
+            :: else ->
+                atomic { cur = nextSlot[t]; nextSlot[t] = NONE; hops++; reached(17) };   /* [P2] */
+                if
+                :: hops >= HOP_LIMIT -> enqueue(cur, true, woken); break  /* [P3] */
+                :: else -> skip
+                fi
+            fi
+        od;
+        atomic { isInTurn = false; cur = NONE; ran = true; PLOCK; look(t, act, cur, ran) }   /* [P1] */
+    :: act == ACT_SPIN ->
+        /* [P4] the window: any length; the run-queue hint only shortens it */
+#ifdef MUTANT_SPIN_NO_RECHECK
+        /* out of the window, straight to sleep: the run queue is not looked at again */
+        atomic { PLOCK; spinningCount--; goIdle(t, act) }
+#else
+        atomic { PLOCK; spinningCount--; look(t, act, cur, ran) }         /* [P5] */
+#endif
+    :: act == ACT_IDLE ->
+end_idle:
+        atomic {                                                          /* [P6] */
+            WOKEN(wakeUpWaits[t], isWoken[t]) -> noteSpurious(wakeUpWaits[t]);
+            PLOCK;
+            if
+            :: !isWoken[t] -> PUNLOCK_FOR_WAIT; WAIT_RELEASING(pmutex, wakeUpWaits[t])
+            :: else -> look(t, act, cur, ran)
+            fi
+        }
+    :: act == ACT_LEAVE -> break
+    od
+}
+
+active proctype T0() { poolThread(0) }
+active proctype T1() { poolThread(1) }
+/* The stand-in slot: started by beginBlocking (or never). */
+active proctype S() {
+end_unstarted:
+    standInStarted;
+    poolThread(2)
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Producers                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+active proctype P0() {
+    bool via = false; bool left = false; byte a = A_NONE; byte woken = 0; bool turnWait = false;
+    bool isInTurn = false;
+    asyncCall(QA, 1, NOT_POOL, a, woken);
+#if !defined(NESTED) && !defined(END_DRAIN) && !defined(END_CANCEL)
+    syncCall(QB, 2, NOT_POOL, W_P0, via, left, a, woken);
+#endif
+    producersDone++
+}
+
+active proctype P1() {
+    bool via = false; bool left = false; byte a = A_NONE; byte woken = 0; bool turnWait = false;
+    bool isInTurn = false;
+#ifdef NESTED
+#ifndef END_POOL
+    syncCall(QB, 2, NOT_POOL, W_P1, via, left, a, woken);
+#endif
+#else
+    syncCall(QA, 3, NOT_POOL, W_P1, via, left, a, woken);
+#if !defined(END_POOL) && !defined(SMALL)
+    asyncCall(QA, 4, NOT_POOL, a, woken);
+#endif
+#endif
+    producersDone++
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The controller: suspend/resume and shutdown of queue A, then the pool's shutdown            */
+/* ------------------------------------------------------------------------------------------ */
+
+inline suspend(q) {
+    atomic { QLOCK_STATE(q); suspendCount[q]++; interrupted[q] = true; QUNLOCK_STATE(q) }   /* [C1] */
+}
+
+inline resume(q, a, woken) {
+    atomic {                                                              /* [C2] */
+        QLOCK_STATE(q);
+        assert(suspendCount[q] > 0);
+        suspendCount[q]--;
+        wakeWorkerIfNeeded(q, a);
+        openFastPathIfIdle(q);
+        QUNLOCK_STATE(q)
+    };
+    perform(q, a, NOT_POOL, woken)                                        /* [C3] */
+}
+
+/* Every accepted item of the queues in `qs` (a bit per queue) ran, or was dropped and counted. */
+inline checkNothingLost(qs) {
+    d_step {
+        ti = 1;
+        do
+        :: ti <= NITEMS ->
+            if
+            :: (qs >> queueOf(ti)) & 1 ->
+                settled = (st[ti] != S_ACCEPTED && st[ti] != S_RUNNING);
+                assertNothingLost(settled)
+            :: else -> skip
+            fi;
+            ti++
+        :: else -> break
+        od;
+        ti = 0; tj = 0;
+        do
+        :: tj < NQ ->
+            if
+            :: (qs >> tj) & 1 ->
+                reported = 0;
+                ti = 1;
+                do
+                :: ti <= NITEMS -> if :: queueOf(ti) == tj && st[ti] == S_DROPPED -> reported++ :: else -> skip fi; ti++
+                :: else -> break
+                od;
+                reported = (reported == cancelledWork[tj]);
+                assertNothingLost(reported)
+            :: else -> skip
+            fi;
+            tj++
+        :: else -> break
+        od;
+        ti = 0; tj = 0
+    }
+}
+
+/* QueueCore.beginShutdown */
+inline beginShutdown(q, mode, a, woken) {
+    atomic {                                                              /* [D1] */
+        QLOCK_STATE(q);
+        if
+        :: isAccepting(q) ->
+            lifecycle[q] = mode;
+            if
+            :: mode == SHUT_CANCEL -> removeCancellableWork(q); interrupted[q] = true
+            :: else -> skip
+            fi;
+            wakeWorkerIfNeeded(q, a)
+        :: else -> skip
+        fi;
+        QUNLOCK_STATE(q)
+    };
+    perform(q, a, NOT_POOL, woken)                                        /* [D2] */
+}
+
+/* SerialQueue.waitForWorkerExit (the controller is no pool thread: no stand-in) */
+inline waitForWorkerExit(q) {
+    atomic { QLOCK(q) };                                                  /* [X1] */
+    QWAIT_WHILE(q, phase[q] != EXITED, workerExitedWaits[q]);             /* [X2] */
+    atomic { QUNLOCK_STATE(q) }                                           /* [X3] */
+}
+
+/* Waits on the pool's `changed` until `cond` holds (waitUntilNoQueueIsAttached, stop(waiting:)). */
+#define WAIT_CHANGED_UNTIL(cond) \
+    atomic { PLOCK }; \
+    do \
+    :: atomic { !(cond) -> PUNLOCK_FOR_WAIT; WAIT_RELEASING(pmutex, changedWaits) }; \
+        atomic { WOKEN(changedWaits, cond) -> noteSpurious(changedWaits); PLOCK } \
+    :: else -> break \
+    od; \
+    atomic { PUNLOCK }
+
+/* WorkerPool.shutdown(.drain) */
+inline poolShutdown(a, woken, snapshot) {
+    atomic {                                                              /* [U1] close() */
+        PLOCK; isClosed = true;
+        snapshot = (attached[QA] -> 1 : 0) | (attached[QB] -> 2 : 0);
+        PUNLOCK
+    };
+    if :: snapshot & 1 -> beginShutdown(QA, SHUT_DRAIN, a, woken) :: else -> skip fi;   /* [U2] */
+    if :: snapshot & 2 -> beginShutdown(QB, SHUT_DRAIN, a, woken) :: else -> skip fi;
+#ifndef MUTANT_POOL_STOP_EARLY
+    WAIT_CHANGED_UNTIL(nAttached == 0);                                   /* [U3] */
+#endif
+    atomic {                                                              /* [U4] stop() */
+        PLOCK; isClosed = true; isStopping = true;
+        if
+        :: threadsShouldLeave ->
+            do :: idleN > 0 -> popIdleWorker(woken) :: else -> break od
+        :: else -> skip
+        fi;
+        PUNLOCK
+    };
+    if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
+    WAIT_CHANGED_UNTIL(threadCount == 0);                                 /* [U5] */
+    checkNothingLost(3)
+}
+
+active proctype Controller() {
+    byte a = A_NONE; byte woken = 0; byte snapshot = 0; bool isInTurn = false;
+#if defined(END_DRAIN) || defined(END_CANCEL)
+#ifdef END_DRAIN
+#define SHUT_MODE SHUT_DRAIN
+#else
+#define SHUT_MODE SHUT_CANCEL
+#endif
+    suspend(QA);
+    if
+    :: resume(QA, a, woken); beginShutdown(QA, SHUT_MODE, a, woken)
+    :: beginShutdown(QA, SHUT_MODE, a, woken); resume(QA, a, woken)   /* shutdown ends the suspension */
+    fi;
+    waitForWorkerExit(QA);
+    checkNothingLost(1);
+#elif defined(END_POOL)
+    poolShutdown(a, woken, snapshot);
+#elif !defined(NESTED)
+    suspend(QA);
+    resume(QA, a, woken);
+#endif
+    controllerDone = true
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The pool-level lost wake-up, as a state invariant                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A queue is never lost: whenever the run queue holds a queue, some pool thread will look at
+ * it without being woken (it runs a turn, spins, or was woken); and no queue waits in the
+ * `next` slot of a thread that is not going to run it (blocked, asleep). */
+active proctype Monitor() {
+end_watching:
+    atomic {
+        ((runQ.n > 0 && nLooking == 0)
+         || (nextSlot[0] != NONE && !looking[0]) || (nextSlot[1] != NONE && !looking[1])
+         || (nextSlot[2] != NONE && !looking[2])) ->
+        notLost = false;
+        assertPool(notLost)
+    }
+}
