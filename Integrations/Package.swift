@@ -68,10 +68,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "SerialTesting", package: "swift-serial-runtime"),  // its seeded generator
             ]),
         .executableTarget(name: "http-demo", dependencies: ["SerialHTTPClient", "LoopbackServer"]),
         .executableTarget(name: "http-benchmark", dependencies: ["SerialHTTPClient", "LoopbackServer"]),
-        .testTarget(name: "SerialHTTPClientTests", dependencies: ["SerialHTTPClient", "LoopbackServer"]),
+        .testTarget(
+            name: "SerialHTTPClientTests",
+            dependencies: [
+                "SerialHTTPClient", "LoopbackServer", .product(name: "SerialTesting", package: "swift-serial-runtime"),
+            ]),
         .testTarget(
             name: "SerialIntegrationsTests",
             dependencies: [

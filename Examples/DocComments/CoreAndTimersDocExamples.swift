@@ -52,6 +52,15 @@ struct CoreAndTimersDocExamples {
         #expect(fired.count == 1)
     }
 
+    @Test func seededRandom() {
+        // example: SeededRandom
+        var random = SeededRandom(seed: 42)
+        let delay = Int.random(in: 0..<100, using: &random)   // the same on every run with seed 42
+        // end example
+        var again = SeededRandom(seed: 42)
+        #expect(delay == Int.random(in: 0..<100, using: &again))
+    }
+
     @Test func callbackRecorder() throws {
         // example: CallbackRecorder
         let fired = CallbackRecorder<String>("delayed work")

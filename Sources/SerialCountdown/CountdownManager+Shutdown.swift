@@ -38,26 +38,7 @@ extension CountdownManager {
             if state.shutDown == nil { state.shutDown = reason }
             // Terminal calls the scheduler accepted but may have dropped; each batch is made once.
             let pending = state.pendingEndings.values.sorted { $0.number < $1.number }
-            let now = self.clockNanoseconds()
-            var deliveries: [EndingDelivery] = []
-            deliveries.reserveCapacity(state.slots.count)
-            ended.reserveCapacity(state.slots.count)
-            for slot in state.slots {
-                slot.registration.end()
-                ended.append(slot.registration)  // released after unlocking
-                guard let receiver = slot.receiver else {
-                    state.releasedCount += 1
-                    state.counts.receiverReleased += 1
-                    continue
-                }
-                state.counts.shutDown += 1
-                deliveries.append(
-                    EndingDelivery(
-                        receiver: receiver, registration: slot.registration,
-                        remaining: max(0, slot.deadline.saturatingSubtracting(now)), end: .shutDown(reason)))
-            }
-            state.slots.removeAll()
-            state.index.removeAll()
+            let deliveries = state.endAll(.shutDown(reason), now: self.clockNanoseconds(), into: &ended, keepingCapacity: false)
             return (pending, deliveries, state.phase == .idle ? nil : state.goIdle())
         }
         stop?.apply()

@@ -210,6 +210,35 @@ extension CountdownManager {
             return true
         }
 
+        /// Ends every countdown with `end` (`.cancelled` or `.shutDown`): one terminal delivery per
+        /// live receiver, released ones counted; the registrations are appended to `ended`, to be
+        /// released after unlocking with the slots' last references. A shut-down manager gives the
+        /// table's memory back (`keepingCapacity: false`): it takes no countdown again.
+        mutating func endAll(
+            _ end: CountdownEnd, now: Int64, into ended: inout [Registration], keepingCapacity: Bool
+        ) -> [EndingDelivery] {
+            var deliveries: [EndingDelivery] = []
+            deliveries.reserveCapacity(self.slots.count)
+            ended.reserveCapacity(self.slots.count)
+            for slot in self.slots {
+                slot.registration.end()
+                ended.append(slot.registration)
+                guard let receiver = slot.receiver else {
+                    self.releasedCount += 1
+                    self.counts.receiverReleased += 1
+                    continue
+                }
+                if case .shutDown = end { self.counts.shutDown += 1 } else { self.counts.cancelled += 1 }
+                deliveries.append(
+                    EndingDelivery(
+                        receiver: receiver, registration: slot.registration,
+                        remaining: max(0, slot.deadline.saturatingSubtracting(now)), end: end))
+            }
+            self.slots.removeAll(keepingCapacity: keepingCapacity)
+            self.index.removeAll(keepingCapacity: keepingCapacity)
+            return deliveries
+        }
+
         /// Keeps terminal calls that are about to be handed to the scheduler.
         mutating func addPendingEndings(_ deliveries: [EndingDelivery]) -> EndingBatch {
             self.nextBatch &+= 1

@@ -188,25 +188,7 @@ public final class CountdownManager: Sendable {
     public func cancelAll() -> Int {
         var ended: [Registration] = []
         let (cancelled, stopTicker) = self.state.withLock { state -> (EndingBatch?, TickerStop?) in
-            let now = self.clockNanoseconds()
-            var deliveries: [EndingDelivery] = []
-            deliveries.reserveCapacity(state.slots.count)
-            ended.reserveCapacity(state.slots.count)
-            for slot in state.slots {
-                slot.registration.end()
-                ended.append(slot.registration)  // released after unlocking, with the slots' last references
-                guard let receiver = slot.receiver else {
-                    state.releasedCount += 1
-                    state.counts.receiverReleased += 1
-                    continue
-                }
-                state.counts.cancelled += 1
-                deliveries.append(
-                    EndingDelivery(receiver: receiver, registration: slot.registration,
-                                   remaining: max(0, slot.deadline.saturatingSubtracting(now)), end: .cancelled))
-            }
-            state.slots.removeAll(keepingCapacity: true)
-            state.index.removeAll(keepingCapacity: true)
+            let deliveries = state.endAll(.cancelled, now: self.clockNanoseconds(), into: &ended, keepingCapacity: true)
             return (deliveries.isEmpty ? nil : state.addPendingEndings(deliveries), state.stopIfEmpty())
         }
         stopTicker?.apply()

@@ -1,6 +1,7 @@
 import SerialCore
 @testable import SerialPolling
 import SerialTestSupport
+import SerialTesting
 import Testing
 
 /// The pure timing arithmetic: cadence, backoff ceiling, jitter bounds, hints, deadline clamp.

@@ -1,6 +1,7 @@
 import Glibc
 import SerialCore
 import SerialTestSupport
+import SerialTesting
 @testable import SerialTimers
 import Testing
 

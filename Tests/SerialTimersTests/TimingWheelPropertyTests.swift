@@ -1,4 +1,5 @@
 import SerialTestSupport
+import SerialTesting
 import SerialTimers
 import Testing
 

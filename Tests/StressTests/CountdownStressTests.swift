@@ -1,6 +1,7 @@
 import Glibc
 import SerialRuntime
 import SerialTestSupport
+import SerialTesting
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
+import SerialCore
 import SerialRuntime
 import SerialTestSupport
-import SerialCore
+import SerialTesting
 import Synchronization
 import Testing
 

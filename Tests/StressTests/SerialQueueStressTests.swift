@@ -1,5 +1,6 @@
 import SerialRuntime
 import SerialTestSupport
+import SerialTesting
 import Synchronization
 import Testing
 

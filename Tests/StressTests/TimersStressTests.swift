@@ -2,6 +2,7 @@ import Glibc
 import SerialCore
 import SerialRuntime
 import SerialTestSupport
+import SerialTesting
 import Testing
 
 /// Timers and timeouts under contention: several threads (more than the cores) schedule and

@@ -1,3 +1,4 @@
+import SerialTesting
 import Synchronization
 
 /// The server's state, shared by its handlers (which capture it) and its owner.
@@ -23,12 +24,12 @@ struct ServerState: Sendable {
     var tokenUses = 0
     var tokenExpired = false
     var uniquesInFlight = 0
-    var random: SplitMix64
+    var random: SeededRandom
 
     init(behaviour: ServerBehaviour, token: String, seed: UInt64) {
         self.behaviour = behaviour
         self.token = token
-        self.random = SplitMix64(seed: seed)
+        self.random = SeededRandom(seed: seed)
     }
 
     /// Whether `bearer` is accepted now; counts the use when it is.
@@ -81,25 +82,5 @@ struct ServerState: Sendable {
 
     enum Fault {
         case none, serverError, slow(Duration), drop
-    }
-}
-
-/// A small seeded generator (SplitMix64): the same seed gives the same faults, and a test's
-/// own choices (priorities, cancels) repeat with its seed too.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    /// A generator whose sequence is fixed by `seed`.
-    public init(seed: UInt64) {
-        self.state = seed
-    }
-
-    /// The next value of the sequence.
-    public mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import LoopbackServer
 import SerialHTTPClient
 import SerialRuntime
+import SerialTesting
 import Testing
 
 /// Many requests against a server that fails in every way it can, exactly one completion each.
@@ -27,7 +28,7 @@ struct FaultStormTests {
         try await EndToEnd.run(
             behaviour: behaviour, configuration: configuration, attemptTimeout: Self.attemptTimeout, seed: seed
         ) { e2e in
-            var generator = SplitMix64(seed: seed)
+            var generator = SeededRandom(seed: seed)
             let results = Completions<RequestResult<HTTPResponse>>()
             let window = 128  // requests submitted and not ended, at most; their timeouts start at submit
             var cancelled: Set<Int> = []

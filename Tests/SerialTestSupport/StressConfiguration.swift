@@ -1,22 +1,5 @@
 import Glibc
 
-/// A small, fast, repeatable generator (SplitMix64) for seeded tests.
-public struct SeededRandom: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    public init(seed: UInt64) {
-        self.state = seed
-    }
-
-    public mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The configuration of a stress run, from the environment:
 /// `STRESS_SEED` (default: fresh each run) and `STRESS_SCALE` (iterations multiplier, default 1).
 public enum StressConfiguration {
