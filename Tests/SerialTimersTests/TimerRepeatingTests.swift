@@ -22,7 +22,7 @@ struct TimerRepeatingTests {
     /// the millionth and beyond (one wake-up made 997,000 periods late jumps there): every
     /// deadline comes from the first one, nothing accumulates.
     @Test func aMillionPeriodsDoNotDrift() throws {
-        let scheduler = LateScheduler()
+        let scheduler = InstrumentedScheduler()
         let timers = TimerService(scheduler: scheduler, tick: .microseconds(100))
         let start = scheduler.now
         let period: Int64 = 1_000_037  // ns: 1 ms and a bit, 0.037 % off the tick grid
@@ -57,7 +57,7 @@ struct TimerRepeatingTests {
     /// A wake-up that runs 35 ms late fires once, skips the three periods it missed, and the
     /// timer goes on at its original grid.
     @Test func missedPeriodsAreSkippedAndCountedNeverBurst() throws {
-        let scheduler = LateScheduler()
+        let scheduler = InstrumentedScheduler()
         let timers = TimerService(scheduler: scheduler, tick: .milliseconds(1))
         let start = scheduler.now
         let times = Times()

@@ -9,7 +9,7 @@ import Testing
 @Suite("TimerService reschedule")
 struct TimerRescheduleTests {
     @Test func movingLaterFiresOnlyAtTheNewDeadlineWithoutASchedulerCall() throws {
-        let scheduler = CountingScheduler()
+        let scheduler = InstrumentedScheduler()
         let timers = TimerService(scheduler: scheduler)
         let fired = LockedValue<[MonotonicInstant]>([])
         let start = scheduler.now

@@ -8,7 +8,7 @@ import Testing
 @Suite("TimerService statistics")
 struct TimerServiceStatisticsTests {
     @Test func eachTimerIsCountedOnceWhenScheduledAndOnceAtItsEnd() throws {
-        let scheduler = LateScheduler()
+        let scheduler = InstrumentedScheduler()
         let timers = TimerService(scheduler: scheduler, tick: .milliseconds(1))
         try timers.schedule(after: .milliseconds(5)) {}  // fires on time
         let cancelled = try timers.schedule(after: .milliseconds(10)) {}

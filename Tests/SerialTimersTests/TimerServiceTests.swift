@@ -89,7 +89,7 @@ struct TimerServiceTests {
     }
 
     @Test func schedulingTimersDueAfterTheArmedWakeUpMakesNoSchedulerCall() throws {
-        let scheduler = CountingScheduler()
+        let scheduler = InstrumentedScheduler()
         let timers = TimerService(scheduler: scheduler)
         try timers.schedule(after: .milliseconds(5)) {}
         for index in 0..<1_000 {
