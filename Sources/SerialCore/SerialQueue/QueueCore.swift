@@ -133,10 +133,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             Misuse.useAfterShutdown(label: self.label, operation: operation())
         }
         let action = self.state.submit(work)
-        let watchdog = self.state.takeArmedWatchdog()
+        let watchdogs = self.state.takeArmedWatchdogs()
         self.unlockState()
         self.perform(action)
-        watchdog?.queueBecameBusy()
+        watchdogs.wake()
     }
 
     /// What `trySubmit` did.
@@ -159,10 +159,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             return .full
         }
         let action = self.state.submit(work)
-        let watchdog = self.state.takeArmedWatchdog()
+        let watchdogs = self.state.takeArmedWatchdogs()
         self.unlockState()
         self.perform(action)
-        watchdog?.queueBecameBusy()
+        watchdogs.wake()
         return .accepted
     }
 
@@ -229,16 +229,16 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             Misuse.useAfterShutdown(label: self.label, operation: "sync")
         }
         if self.state.tryEnterSync(thread: stack.systemThreadID) {
-            let watchdog = self.state.takeArmedWatchdog()
+            let watchdogs = self.state.takeArmedWatchdogs()
             self.unlockState()
-            watchdog?.queueBecameBusy()
+            watchdogs.wake()
             return
         }
         stack.isTurnGranted = false
         self.perform(self.state.submitSyncTurn(Unmanaged.passUnretained(stack)))
         // A sleeping watchdog must hear of this wait too (the queue may be suspended). Woken
         // under this queue's lock: the watchdog never takes a queue's lock while holding its own.
-        self.state.takeArmedWatchdog()?.queueBecameBusy()
+        self.state.takeArmedWatchdogs().wake()
         SyncWaitGraph.beginWaiting(stack, for: self)
         // A pool thread that blocks here gets a stand-in, so the pool keeps its width.
         stack.poolWorker?.beginBlocking()
@@ -298,10 +298,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             if self.state.takeBatch(into: &batch) {
                 self.interrupted.store(false, ordering: .relaxed)
                 let roomWaiters = self.state.roomWaiters > 0
-                let watchdog = self.state.takeArmedWatchdog()  // delayed work fell due
+                let watchdogs = self.state.takeArmedWatchdogs()  // delayed work fell due
                 self.unlockState()
                 if roomWaiters { self.roomAvailable.broadcast() }
-                watchdog?.queueBecameBusy()
+                watchdogs.wake()
                 let batchSize = batch.count
                 self.run(&batch)
                 batch.shrinkIfOversized(forRecentCount: batchSize)

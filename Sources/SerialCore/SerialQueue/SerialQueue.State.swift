@@ -80,8 +80,8 @@ struct QueueState {
     private(set) var roomWaiters = 0
     /// Figures for `statistics` and the stall watchdog.
     private(set) var counters = QueueCounters()
-    /// A sleeping stall watchdog to wake when this idle queue gets work (see `StallWatchdog`).
-    private(set) var armedWatchdog: StallWatchdog.Core? = nil
+    /// The sleeping stall watchdogs to wake when this idle queue gets work (see `StallWatchdog`).
+    private(set) var armedWatchdogs = ArmedWatchdogs()
     /// The kernel id of the thread of the `sync` body that owns the queue, when it came through
     /// the lock (0 otherwise).
     private(set) var syncOwnerThread: Int32 = 0
@@ -103,7 +103,7 @@ struct QueueState {
 
     /// Whether `sync` may enter without the lock: idle, and no sleeping watchdog to wake (its
     /// wake-up must go through the lock).
-    var mayOpenDoor: Bool { self.isIdle && self.armedWatchdog == nil }
+    var mayOpenDoor: Bool { self.isIdle && self.armedWatchdogs.isEmpty }
 
     /// Whether the worker, out of work, should watch for more before sleeping.
     var mayStartSpinning: Bool {
@@ -354,16 +354,19 @@ extension QueueState {
 extension QueueState {
     /// A watchdog going to sleep asks to be woken when this queue gets work.
     mutating func armWatchdog(_ watchdog: StallWatchdog.Core) {
-        self.armedWatchdog = watchdog
+        self.armedWatchdogs.arm(watchdog)
     }
 
-    /// The queue got work (or a watchdog stopped watching it): takes the armed watchdog, if any,
-    /// for the caller to wake after unlocking.
+    /// A watchdog stopped watching this queue: disarms it alone (others stay armed), returning
+    /// it if it was armed, for the caller to release after unlocking.
+    mutating func disarmWatchdog(_ watchdog: StallWatchdog.Core) -> StallWatchdog.Core? {
+        self.armedWatchdogs.disarm(watchdog)
+    }
+
+    /// The queue got work: takes every armed watchdog, for the caller to wake after unlocking.
     @inline(__always)
-    mutating func takeArmedWatchdog() -> StallWatchdog.Core? {
-        guard _slowPath(self.armedWatchdog != nil) else { return nil }
-        defer { self.armedWatchdog = nil }
-        return self.armedWatchdog
+    mutating func takeArmedWatchdogs() -> ArmedWatchdogs {
+        self.armedWatchdogs.takeAll()
     }
 }
 

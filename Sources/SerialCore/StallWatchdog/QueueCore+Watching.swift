@@ -22,10 +22,10 @@ extension QueueCore {
         return (sample, isIdle)
     }
 
-    /// The watchdog stopped watching: forget it, if armed.
-    func disarmWatchdog() {
+    /// `watchdog` stopped watching: forget it, if armed; other watchdogs stay armed.
+    func disarmWatchdog(_ watchdog: StallWatchdog.Core) {
         self.lockState()
-        let watchdog = self.state.takeArmedWatchdog()
+        let watchdog = self.state.disarmWatchdog(watchdog)
         self.openFastPathIfIdle()
         self.unlockState()
         _ = watchdog  // released outside the lock

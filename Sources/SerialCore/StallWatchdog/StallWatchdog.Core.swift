@@ -40,7 +40,7 @@ extension StallWatchdog {
         func stopWatching(_ queue: QueueCore) {
             let id = ObjectIdentifier(queue)
             self.mutex.withLock { self.watched.removeAll { $0.id == id } }
-            queue.disarmWatchdog()
+            queue.disarmWatchdog(self)
         }
 
         /// A watched queue that was idle got work.
@@ -110,14 +110,17 @@ extension StallWatchdog {
                 if allIdle && !self.sawWork { self.isAsleep = true }
                 if !stalls.isEmpty {
                     self.mutex.unlock()
-                    for stall in stalls { self.report(stall) }
+                    for stall in stalls {
+                        self.report(stall)
+                        if self.mutex.withLock({ self.isStopped }) { break }  // stopped from the report
+                    }
                     self.mutex.lock()
                 }
             }
             let queues = self.watched.compactMap(\.queue)
             self.watched = []
             self.mutex.unlock()
-            for queue in queues { queue.disarmWatchdog() }  // they let go of this core
+            for queue in queues { queue.disarmWatchdog(self) }  // they let go of this core
         }
     }
 }

@@ -24,7 +24,8 @@
 /// **Limits.** A duration is a lower bound, seen at the granularity of `checkInterval`. The
 /// thread of a `sync` body that entered an idle queue through the door while the watchdog was
 /// awake is not known (`Stall.threadID` is `nil`). Queues are held weakly: a released queue
-/// is simply no longer watched.
+/// is simply no longer watched. Several watchdogs may watch one queue: each reports its stalls
+/// and sleeps and wakes on its own.
 public final class StallWatchdog: Sendable {
     /// How long one piece of work may run before it is reported.
     public let runningThreshold: Duration
@@ -111,8 +112,13 @@ public final class StallWatchdog: Sendable {
     }
 
     /// Stops the watchdog and waits for its thread to exit. Later calls do nothing.
+    ///
+    /// From the watchdog's own thread (its `report` closure deciding to stop, or dropping the
+    /// last reference there) it does not wait for itself: no report starts after the one
+    /// running, and the thread exits as soon as that report returns.
     public func stop() {
-        if self.core.stop() { self.thread.join() }
+        guard self.core.stop() else { return }
+        if self.thread.isCurrent { self.thread.detach() } else { self.thread.join() }
     }
 }
 

@@ -19,10 +19,10 @@ extension QueueCore {
         if self.state.takeBatch(into: &worker.batch, limit: PoolCore.batchLimit) {
             self.interrupted.store(false, ordering: .relaxed)
             let roomWaiters = self.state.roomWaiters > 0
-            let watchdog = self.state.takeArmedWatchdog()  // delayed work fell due
+            let watchdogs = self.state.takeArmedWatchdogs()  // delayed work fell due
             self.unlockState()
             if roomWaiters { self.roomAvailable.broadcast() }
-            watchdog?.queueBecameBusy()
+            watchdogs.wake()
             if self.run(&worker.batch) { return }  // handed to a sync caller, whose leave re-schedules it
             self.lockState()
             self.state.finishBatch()
