@@ -41,10 +41,11 @@ package enum Misuse {
     }
 
     @inline(never)
-    package static func syncDeadlock(cycle: String) -> Never {
+    package static func waitDeadlock(operation: String, cycle: String) -> Never {
         fatalError("""
-            sync would deadlock: \(cycle). Each thread waits for a queue the next one holds. \
-            Make one of these calls async, or take the queues in one fixed order everywhere.
+            \(operation) would deadlock: \(cycle). Each thread waits for a queue the next one holds. \
+            Make one of these calls async (tryAsync on a bounded queue, which throws when it is full), \
+            or take the queues in one fixed order everywhere.
             """)
     }
 

@@ -10,8 +10,8 @@
 /// order. Aging never reaches `unique`: only a real unique request passes the unique gate.
 ///
 /// **Unique.** A `unique` request runs alone: while one is queued or running, no other request
-/// starts (requests already in flight finish normally), and only one unique request runs at a
-/// time. The credential refresh the queue starts by itself is such a unique request, and it
+/// starts; requests already in flight finish normally, and it starts only once none is left.
+/// Only one unique request runs at a time. The credential refresh the queue starts by itself is such a unique request, and it
 /// goes before any unique request of the caller's.
 public enum RequestPriority: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
     /// Background work; starts when nothing more urgent waits (or once it has aged).

@@ -6,7 +6,7 @@ extension RequestQueue.State {
     /// 1. A waiting credential refresh starts as soon as no unique work runs and a slot is free;
     ///    until it has started and ended, nothing else starts (it passes its own gate).
     /// 2. Otherwise, while a unique request runs, nothing starts. While one is queued, only it may
-    ///    start (the oldest, once a slot and its kind are free).
+    ///    start (the oldest), and only once nothing at all is in flight: it runs alone.
     /// 3. Otherwise requests start by effective priority (aging included), then submission order,
     ///    skipping those whose kind is in flight, until `maximumConcurrent` run.
     ///
@@ -33,11 +33,10 @@ extension RequestQueue.State {
         let uniqueList = self.lists[uniqueIndex]
         if uniqueList.head < uniqueList.slots.count {
             let id = uniqueList.slots[uniqueList.head].id
-            let kind = uniqueList.slots[uniqueList.head].kind
-            if self.runningCount < maximum && (kind == nil || !self.runningKinds.contains(kind!)) {
+            if self.runningCount == 0 {
                 self.start(id)
             }
-            return  // the gate is raised either way
+            return  // the gate is raised either way: what runs drains, then the unique one starts
         }
 
         let aging = self.configuration.agingInterval
@@ -90,13 +89,17 @@ extension RequestQueue.State {
         var running = 0
         var kinds: Set<RequestKind> = []
         var uniques = 0
+        var uniqueEntryRunning = false
         for entry in self.entries.values {
             if case .running = entry.phase {
                 running += 1
                 if let kind = entry.kind {
                     if !kinds.insert(kind).inserted { self.inconsistent("two running requests of kind \(kind)") }
                 }
-                if entry.priority == .unique { uniques += 1 }
+                if entry.priority == .unique {
+                    uniques += 1
+                    uniqueEntryRunning = true
+                }
             }
             if entry.phase == .parked && !self.credentials.isActive {
                 self.inconsistent("\(entry.id) is parked but no refresh is active")
@@ -109,6 +112,7 @@ extension RequestQueue.State {
         }
         if running != self.runningCount { self.inconsistent("runningCount \(self.runningCount), counted \(running)") }
         if running > self.configuration.maximumConcurrent { self.inconsistent("more than maximumConcurrent running") }
+        if uniqueEntryRunning && running != 1 { self.inconsistent("a unique request runs beside \(running - 1) others") }
         if kinds != self.runningKinds { self.inconsistent("runningKinds \(self.runningKinds), counted \(kinds)") }
         if uniques > 1 || self.uniqueRunning != (uniques == 1) {
             self.inconsistent("uniqueRunning \(self.uniqueRunning) with \(uniques) unique running")

@@ -109,6 +109,70 @@ struct SerialQueueCrashTests {
         }
     }
 
+    /// Work on `a` waits for room in full `b` while work on `b` waits for room in full `a`: room
+    /// comes only when each queue's running work ends, so neither ever gets it.
+    @Test(arguments: QueueMode.allCases) func aCycleOfWaitsForRoomAcrossThreadsTrapsNamingIt(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let a = mode.queue(label: "room-a", maximumQueued: 1)
+            let b = mode.queue(label: "room-b", maximumQueued: 1)
+            let started = TestSemaphore()
+            let go = Barrier(parties: 3)
+            a.async {
+                started.signal()
+                go.arriveAndWait()
+                b.async {}  // b is full: waits for room
+            }
+            b.async {
+                started.signal()
+                go.arriveAndWait()
+                a.async {}  // a is full: waits for room
+            }
+            guard started.wait(timeout: .seconds(20)), started.wait(timeout: .seconds(20)) else { exit(3) }
+            a.async {}  // both running work items started: one waiting item fills each queue
+            b.async {}
+            go.arriveAndWait()
+            // One of the two waits closes the cycle and traps; the watchdog fails a hang instead.
+            withWatchdog(timeout: .seconds(20), "the cycle of waits for room was not detected") {
+                while true { sleep(1) }
+            }
+        }.map {
+            let text = $0.standardErrorText
+            #expect(text.contains("async would deadlock"))
+            #expect(text.contains("holds \"room-a\" and waits for room in \"room-b\""))
+            #expect(text.contains("holds \"room-b\" and waits for room in \"room-a\""))
+        }
+    }
+
+    @Test(arguments: QueueMode.allCases) func aCycleOfASyncCallAndAWaitForRoomTrapsNamingIt(mode: QueueMode) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode] in
+            let a = mode.queue(label: "mixed-a", maximumQueued: 1)
+            let b = mode.queue(label: "mixed-b")
+            let started = TestSemaphore()
+            let go = Barrier(parties: 3)
+            a.async {
+                started.signal()
+                go.arriveAndWait()
+                b.sync {}  // b's work is blocked: waits for its turn
+            }
+            b.async {
+                started.signal()
+                go.arriveAndWait()
+                a.async {}  // a is full: waits for room
+            }
+            guard started.wait(timeout: .seconds(20)), started.wait(timeout: .seconds(20)) else { exit(3) }
+            a.async {}
+            go.arriveAndWait()
+            withWatchdog(timeout: .seconds(20), "the cycle of a sync call and a wait for room was not detected") {
+                while true { sleep(1) }
+            }
+        }.map {
+            let text = $0.standardErrorText
+            #expect(text.contains("would deadlock"))
+            #expect(text.contains("holds \"mixed-a\" and waits for \"mixed-b\""))
+            #expect(text.contains("holds \"mixed-b\" and waits for room in \"mixed-a\""))
+        }
+    }
+
     @Test(.disabled(if: Sanitizers.addressSanitizerIsActive, "capping the address space breaks AddressSanitizer"))
     func aThreadThatCannotStartTrapsSayingWhy() async {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

@@ -51,20 +51,29 @@ struct RequestQueueOrderingTests {
         #expect(RequestPriority.unique.effectivePriority(waited: .zero, agingInterval: .seconds(1)) == .unique)
     }
 
-    @Test func aUniqueRequestStartsAloneAndHoldsBackEverythingSubmittedAfterIt() {
-        let harness = Harness(TestQueue.Configuration(maximumConcurrent: 4, agingInterval: nil))
+    @Test(arguments: [2, 4, 8])
+    func aUniqueRequestStartsOnlyWhenNothingIsInFlightAndHoldsBackEverythingElse(maximum: Int) {
+        let harness = Harness(TestQueue.Configuration(maximumConcurrent: maximum, agingInterval: nil))
         harness.submit("a", latency: .milliseconds(50))
-        harness.submit("b", latency: .milliseconds(50))
+        harness.submit("b", latency: .milliseconds(30))
         harness.submit("unique", latency: .milliseconds(100), priority: .unique)
         harness.submit("high", priority: .high)
         harness.run()
-        // a and b were already in flight; the unique one starts next to them; high waits.
+        // a and b were already in flight: the unique request waits for both, and holds back
+        // high although slots are free.
+        #expect(harness.server.sentNames == ["a", "b"])
+        #expect(harness.queue.runningCount == 2)
+        harness.advance(.milliseconds(49))
+        #expect(harness.server.sentNames == ["a", "b"], "the unique request started with a still in flight")
+        harness.advance(.milliseconds(1))
         #expect(harness.server.sentNames == ["a", "b", "unique"])
+        #expect(harness.queue.runningCount == 1, "the unique request does not run alone")
         harness.advance(.milliseconds(99))
-        #expect(harness.server.sentNames == ["a", "b", "unique"], "nothing starts while the unique request runs")
+        #expect(harness.server.sentNames == ["a", "b", "unique"], "something started while the unique request ran")
         harness.advance(.milliseconds(1))
         #expect(harness.server.sentNames == ["a", "b", "unique", "high"])
-        #expect(harness.sendTimes("high") == [.milliseconds(100)])
+        #expect(harness.sendTimes("unique") == [.milliseconds(50)])
+        #expect(harness.sendTimes("high") == [.milliseconds(150)])
     }
 
     @Test func aQueuedUniqueRequestGoesBeforeOlderWorkAndOnlyOneUniqueRunsAtATime() {
@@ -75,12 +84,12 @@ struct RequestQueueOrderingTests {
         harness.submit("u1", latency: .milliseconds(40), priority: .unique)
         harness.submit("u2", latency: .milliseconds(40), priority: .unique)
         harness.advance(.seconds(1))
-        // a ends at 10 ms: u1 takes its slot although c is older; u2 waits for u1 although b's
-        // slot frees at 30 ms; c runs only when no unique request is left.
+        // u1 waits until both a (10 ms) and b (30 ms) are done, although c is older and a slot
+        // freed at 10 ms; u2 waits for u1; c runs only when no unique request is left.
         #expect(harness.server.sentNames == ["a", "b", "u1", "u2", "c"])
-        #expect(harness.sendTimes("u1") == [.milliseconds(10)])
-        #expect(harness.sendTimes("u2") == [.milliseconds(50)])
-        #expect(harness.sendTimes("c") == [.milliseconds(90)])
+        #expect(harness.sendTimes("u1") == [.milliseconds(30)])
+        #expect(harness.sendTimes("u2") == [.milliseconds(70)])
+        #expect(harness.sendTimes("c") == [.milliseconds(110)])
     }
 
     @Test func atMostOneRequestOfAKindIsInFlightWhileOtherKindsProceed() {

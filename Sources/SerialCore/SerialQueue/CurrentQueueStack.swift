@@ -59,7 +59,7 @@ final class CurrentQueueStack {
         self.held.map { $0.takeUnretainedValue().label }
     }
 
-    /// Whether this thread holds the queue whose core is at `address` (for `SyncWaitGraph`,
+    /// Whether this thread holds the queue whose core is at `address` (for `QueueWaitGraph`,
     /// which compares addresses of cores that waiting threads keep alive).
     func holds(address: UnsafeMutableRawPointer) -> Bool {
         self.held.contains { $0.toOpaque() == address }

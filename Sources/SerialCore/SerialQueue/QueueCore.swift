@@ -166,18 +166,22 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         return .accepted
     }
 
-    /// Waits, with the mutex held, until the FIFO has room or the queue stops accepting.
+    /// Waits, with the mutex held, until the FIFO has room or the queue stops accepting. A wait
+    /// that closes a cycle of waits across queues traps, naming it (see `QueueWaitGraph`).
     @inline(never)
     private func waitForRoom() {
         guard !self.isCurrent else { return }
+        let stack = CurrentQueueStack.current
         self.state.beginWaitingForRoom()
-        let poolWorker = CurrentQueueStack.current.poolWorker
+        QueueWaitGraph.beginWaiting(stack, for: self, .room)
+        let poolWorker = stack.poolWorker
         poolWorker?.beginBlocking()
         while self.state.isAccepting && self.state.fifo.count >= self.maximumQueued {
             self.roomAvailable.wait(releasing: self.mutex)
             self.closeFastPath()
         }
         poolWorker?.endBlocking()
+        QueueWaitGraph.endWaiting(stack)
         self.state.endWaitingForRoom()
     }
 
@@ -239,7 +243,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         // A sleeping watchdog must hear of this wait too (the queue may be suspended). Woken
         // under this queue's lock: the watchdog never takes a queue's lock while holding its own.
         self.state.takeArmedWatchdogs().wake()
-        SyncWaitGraph.beginWaiting(stack, for: self)
+        QueueWaitGraph.beginWaiting(stack, for: self, .turn)
         // A pool thread that blocks here gets a stand-in, so the pool keeps its width.
         stack.poolWorker?.beginBlocking()
         while !stack.isTurnGranted {
@@ -247,7 +251,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         }
         self.unlockState()
         stack.poolWorker?.endBlocking()
-        SyncWaitGraph.endWaiting(stack)
+        QueueWaitGraph.endWaiting(stack)
     }
 
     /// Gives the queue back after a `sync` body returned (or threw).

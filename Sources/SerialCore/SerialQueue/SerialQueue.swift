@@ -84,6 +84,11 @@ public final class SerialQueue: Sendable {
     ///
     /// **Threads.** Never runs `work` on the caller's thread; wakes the worker only if it sleeps.
     ///
+    /// **A bound.** On a queue made with `maximumQueued`, a full queue makes the caller wait for
+    /// room (work already running on this queue is admitted over the bound instead). A wait that
+    /// closes a cycle of waits across threads (each waiting for room in, or a `sync` turn on, a
+    /// queue another holds) traps, naming the cycle.
+    ///
     /// - Complexity: O(1) amortised, no allocation beyond the closure's own context.
     /// - Precondition: The queue was not shut down; that traps, naming the queue (see `tryAsync`).
     @inline(__always)

@@ -1,9 +1,13 @@
-/// The threads waiting in a busy queue's `sync`, and the queue each waits for: enough to see a
-/// cycle of waits across threads (work on `a` calls `b.sync` while work on `b` calls `a.sync`)
-/// the moment it closes, and trap naming it, instead of hanging both threads forever.
+/// The threads waiting for a queue — in a busy queue's `sync`, or in a full bounded queue's
+/// `async` for room — and the queue each waits for: enough to see a cycle of waits across
+/// threads (work on `a` calls `b.sync` while work on `b` calls `a.sync`, or each waits for room
+/// in the other) the moment it closes, and trap naming it, instead of hanging both threads forever.
 ///
-/// A cycle is made only of waiting threads, and a waiting thread holds exactly the queues on its
-/// `CurrentQueueStack` (it is blocked inside their work). So when a thread starts to wait for
+/// Both waits end only when the queue's running work ends: a `sync` turn comes after it, and room
+/// comes when the worker next takes the FIFO, which it does between pieces of work. So a thread
+/// blocked in either waits for whoever holds that queue. A cycle is made only of waiting threads,
+/// and a waiting thread holds exactly the queues on its `CurrentQueueStack` (it is blocked inside
+/// their work). So when a thread starts to wait for
 /// queue Q, the walk is: which waiting thread holds Q? what does it wait for? who holds that?…
 /// until it reaches a queue the new waiter holds itself (a cycle) or a queue no waiting thread
 /// holds (no cycle). Registering and walking happen under one lock, so of the threads closing a
@@ -12,22 +16,33 @@
 ///
 /// - Invariant: a thread's stack is read by others only while it is registered here; it
 ///   changes its stack only before registering and after unregistering (both under the lock).
-enum SyncWaitGraph {
+enum QueueWaitGraph {
+    /// What a thread waits for in a queue.
+    enum Wait {
+        /// Its turn, in `sync`.
+        case turn
+        /// Room in the FIFO, in a bounded queue's `async`.
+        case room
+    }
+
     private struct Waiter {
         let stack: Unmanaged<CurrentQueueStack>
         let queue: Unmanaged<QueueCore>
+        let wait: Wait
     }
 
     private static let waiters = LockedValue<[Waiter]>([])
 
     /// Records that the calling thread waits for `queue`, trapping if that closes a cycle.
-    static func beginWaiting(_ stack: CurrentQueueStack, for queue: QueueCore) {
+    static func beginWaiting(_ stack: CurrentQueueStack, for queue: QueueCore, _ wait: Wait) {
         let cycle: [Waiter]? = Self.waiters.withLock { waiters in
-            let me = Waiter(stack: .passUnretained(stack), queue: .passUnretained(queue))
+            let me = Waiter(stack: .passUnretained(stack), queue: .passUnretained(queue), wait: wait)
             waiters.append(me)
             return Self.cycle(closedBy: me, in: waiters)
         }
-        if let cycle { Misuse.syncDeadlock(cycle: Self.describe(cycle)) }
+        if let cycle {
+            Misuse.waitDeadlock(operation: wait == .turn ? "sync" : "async", cycle: Self.describe(cycle))
+        }
     }
 
     /// The calling thread has its turn (or gave up waiting).
@@ -71,13 +86,15 @@ enum SyncWaitGraph {
         waiters.first { $0.stack.takeUnretainedValue().holds(address: queue) }
     }
 
-    /// "thread 123 "name" holds "a" and waits for "b" → thread 456 … holds "b" and waits for "a"".
+    /// "thread 123 "name" holds "a" and waits for "b" → thread 456 … holds "b" and waits for room
+    /// in "a"".
     private static func describe(_ cycle: [Waiter]) -> String {
         cycle.map { waiter in
             let stack = waiter.stack.takeUnretainedValue()
             let id = stack.systemThreadID
             let held = stack.labels.map { "\"\($0)\"" }.joined(separator: ", ")
-            return "thread \(id) \"\(CurrentThread.name(ofSystemID: id))\" holds \(held) and waits for "
+            let what = waiter.wait == .turn ? "" : "room in "
+            return "thread \(id) \"\(CurrentThread.name(ofSystemID: id))\" holds \(held) and waits for \(what)"
                 + "\"\(waiter.queue.takeUnretainedValue().label)\""
         }.joined(separator: " → ")
     }
