@@ -37,7 +37,7 @@ let package = Package(
             name: "SerialRuntime",
             dependencies: ["SerialCore", "SerialTimers", "SerialCountdown", "SerialPolling", "SerialRequests"]
         ),
-        .target(name: "SerialTesting", dependencies: ["SerialCore"], swiftSettings: internalChecks),
+        .target(name: "SerialTesting", dependencies: ["SerialCore", "SerialTimers"], swiftSettings: internalChecks),
         .executableTarget(name: "demo", dependencies: ["SerialRuntime"]),
 
         // Test-only helpers: barrier, seeded generator, bounded waits, thread counts.

@@ -1,4 +1,5 @@
 import SerialCore
+import SerialTimers
 
 /// A scheduler whose clock moves only when a test moves it: the virtual-time twin of a
 /// `SerialQueue`, for testing time-based code without sleeping.
@@ -30,6 +31,9 @@ public final class VirtualScheduler: Scheduling {
     }
 
     private let state: LockedValue<State>
+    /// The `clock`, made on first use (see `VirtualScheduler+Clock.swift`); dropped at shutdown,
+    /// which breaks the cycle between this scheduler and the clock's timer service.
+    let clockParts = LockedValue<VirtualClockParts?>(nil)
     /// The name `SchedulingError.shutDown` carries once this scheduler is shut down.
     public let label: String
 
@@ -125,6 +129,11 @@ public final class VirtualScheduler: Scheduling {
         for entry in cancelled where entry.handle.cancel() { prevented += 1 }
         let reason = SchedulingError.shutDown(scheduler: self.label)
         for handler in handlers { handler(reason) }
+        let clock = self.clockParts.withLock { parts in
+            defer { parts = nil }
+            return parts
+        }
+        _ = clock  // released outside the lock
         return prevented
     }
 

@@ -25,6 +25,15 @@ extension SerialQueue {
         return handle
     }
 
+    /// Enqueues `work` to run on the worker at or after `deadline` on Swift's `SuspendingClock`
+    /// (the same clock as `MonotonicInstant`'s on Linux); see `asyncAfter(deadline:_:)`.
+    ///
+    /// - Precondition: The queue was not shut down.
+    @discardableResult
+    public func asyncAfter(deadline: SuspendingClock.Instant, _ work: @escaping @Sendable () -> Void) -> DelayedWork {
+        self.asyncAfter(deadline: MonotonicInstant(deadline), work)
+    }
+
     /// How many delayed works are waiting in the heap (cancelled ones may still be counted
     /// until the queue purges them).
     public var delayedWorkCount: Int {

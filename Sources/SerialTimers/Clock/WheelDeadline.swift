@@ -1,0 +1,90 @@
+import SerialCore
+
+/// `withWheelDeadline`'s deadline passed before its operation finished: the operation was
+/// cancelled and ended by throwing.
+public struct WheelDeadlineExceeded: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The deadline that passed.
+    public let deadline: MonotonicInstant
+
+    /// Creates the error for `deadline`.
+    public init(deadline: MonotonicInstant) {
+        self.deadline = deadline
+    }
+
+    /// The error in words, for logs.
+    public var description: String {
+        "the deadline \(self.deadline) passed before the operation finished; it was cancelled"
+    }
+}
+
+/// Runs `operation` with a deadline kept by one timer on `clock`'s wheel: when the deadline
+/// passes first, the operation is cancelled, and if it then throws, this throws
+/// `WheelDeadlineExceeded`.
+///
+/// ```swift
+/// let profile = try await withWheelDeadline(after: .seconds(2)) {
+///     try await api.fetchProfile()
+/// }
+/// ```
+///
+/// **Cost.** One timer armed and cancelled (O(1) each) and one child task that runs
+/// `operation`; no sleeping task and no Dispatch timer. Nothing is held after it returns.
+///
+/// **Why a child task.** The timer could cancel the caller's own task (`UnsafeCurrentTask` has
+/// `cancel()`), but task cancellation cannot be undone: the caller would stay cancelled after
+/// the deadline's scope, and every later `await` of it would see that. Cancelling a child
+/// confines it to `operation`.
+///
+/// **Outcomes.** Exactly one: `operation`'s value (also when it finishes after the deadline
+/// without throwing: the work was done), `operation`'s error, `WheelDeadlineExceeded` when it
+/// threw after the deadline cancelled it, or `CancellationError` (or whatever `operation`
+/// threw) when the calling task itself was cancelled. A timer the service refuses or ends
+/// unrun (stopped, scheduler shut down) throws that `TimerServiceError`, cancelling `operation`.
+///
+/// **Nesting.** Inside another `withWheelDeadline`, the earlier deadline governs: a later inner
+/// one arms nothing and runs `operation` in place; when the outer one passes, the inner call
+/// sees a cancellation (and throws what `operation` throws), and the outer one reports it.
+///
+/// - Parameters:
+///   - deadline: when to cancel `operation`.
+///   - clock: whose timer service keeps the deadline (by default the shared one).
+///   - operation: the work, run in a child task.
+public func withWheelDeadline<Value: Sendable>(
+    at deadline: MonotonicInstant,
+    clock: WheelClock = WheelClock(),
+    operation: @escaping @Sendable () async throws -> Value
+) async throws -> Value {
+    if let governing = WheelDeadlineWatch.current, governing <= deadline {
+        return try await operation()
+    }
+    let watch = WheelDeadlineWatch()
+    // The alarm belongs to the callback alone: its release tells whether the timer ran.
+    let timer = try clock.timers.schedule(at: deadline) { [alarm = WheelDeadlineWatch.Alarm(watch)] in alarm.ring() }
+    defer { timer.cancel() }
+    return try await withThrowingTaskGroup(of: Value.self, returning: Value.self) { group in
+        group.addTask {
+            try await WheelDeadlineWatch.$current.withValue(deadline) {
+                try await watch.run(operation)
+            }
+        }
+        do {
+            return try await group.next()!
+        } catch {
+            if Task.isCancelled { throw error }
+            switch watch.ending {
+            case .running: throw error
+            case .expired: throw WheelDeadlineExceeded(deadline: deadline)
+            case .timerEndedUnrun: throw timer.status.whyEndedUnrun
+            }
+        }
+    }
+}
+
+/// Runs `operation` with a deadline `duration` from now on `clock`; see `withWheelDeadline(at:clock:operation:)`.
+public func withWheelDeadline<Value: Sendable>(
+    after duration: Duration,
+    clock: WheelClock = WheelClock(),
+    operation: @escaping @Sendable () async throws -> Value
+) async throws -> Value {
+    try await withWheelDeadline(at: clock.now.advanced(by: duration), clock: clock, operation: operation)
+}
