@@ -53,7 +53,9 @@ struct OrderingTests {
                                        delayMilliseconds: delay)
                 e2e.queue.submit(request, priority: priority, timeout: .seconds(20)) { results.record(current, $0) }
             }
-            for _ in 0..<4 { submit(.default, delay: 100) }
+            // One of the four first requests ends long before the others: a unique request that
+            // took the freed slot would reach the server with three still in flight.
+            for delay in [30, 300, 300, 300] { submit(.default, delay: delay) }
             submit(.unique, delay: 150)
             for _ in 0..<8 { submit(.high, delay: 10) }
             submit(.unique, delay: 50)
