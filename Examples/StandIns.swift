@@ -25,6 +25,10 @@ struct API: RequestTransport {
     func jobProgress(_ id: String, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         completion(.success(100))
     }
+
+    func fetchProfile() async throws -> Response {
+        Response(status: 200)
+    }
 }
 
 struct Auth: Sendable {
