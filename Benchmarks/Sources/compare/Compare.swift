@@ -16,7 +16,7 @@ enum Compare {
           --repetitions N   repetitions per figure (default 5); the median is reported. Below 5 only
                             for profiling (e.g. under valgrind): the table then says so
           --only rows       run only these rows (comma separated), e.g. --only async_1p,pingpong_p50
-          --peers peers     measure only these columns: serial, pooled, dispatch, nio (default all)
+          --peers peers     measure only these columns: serial, pooled, dispatch, nio, stdlib (default all)
         """
 
     static func main(arguments: [String]) {
@@ -56,11 +56,11 @@ enum Compare {
                     fail("unknown row(s) \(unknown.sorted()); rows are \(RowPlan.order.joined(separator: ", "))")
                 }
             case "--peers":
-                guard let value = rest.popFirst() else { fail("--peers needs a comma-separated list: serial,pooled,dispatch,nio") }
+                guard let value = rest.popFirst() else { fail("--peers needs a comma-separated list: serial,pooled,dispatch,nio,stdlib") }
                 var peers = Set<Column>()
                 for name in value.split(separator: ",") {
                     guard let column = Column(rawValue: String(name)) else {
-                        fail("unknown peer \"\(name)\"; peers are serial, pooled, dispatch, nio")
+                        fail("unknown peer \"\(name)\"; peers are serial, pooled, dispatch, nio, stdlib")
                     }
                     peers.insert(column)
                 }
@@ -76,6 +76,14 @@ enum Compare {
                     let count = rest.popFirst().flatMap({ Int($0) }), count >= 1
                 else { fail("--timer-memory needs a mode (service or cancel) and a count") }
                 print(TimerMemoryRows.measure(mode, count: count).map { String($0) }.joined(separator: " "))
+                exit(0)
+            case "--async-time":
+                // Internal: the child process of sleep_cancel_1m and deadline_100k; prints its figures.
+                guard let mode = rest.popFirst().flatMap(AsyncTimeRows.Mode.init(rawValue:)),
+                    let peer = rest.popFirst().flatMap(AsyncTimeRows.Peer.init(rawValue:)),
+                    let count = rest.popFirst().flatMap({ Int($0) }), count >= 1
+                else { fail("--async-time needs a mode (sleep-cancel or deadline), a peer (serial or stdlib) and a count") }
+                print(AsyncTimeRows.measure(mode, peer, count: count).map { String($0) }.joined(separator: " "))
                 exit(0)
             case "-h", "--help":
                 print(usage)

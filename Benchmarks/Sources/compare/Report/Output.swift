@@ -31,7 +31,8 @@ enum Output {
     /// A fixed-width table of medians, serial/peer ratios and the goals, then the notes.
     static func table(_ rows: [Row], machine: Machine) -> String {
         let header = [
-            "row", "unit", "serial", "pooled", "dispatch", "nio", "s/dispatch", "s/nio", "p/dispatch", "goal", "ops per rep",
+            "row", "unit", "serial", "pooled", "dispatch", "nio", "stdlib", "s/dispatch", "s/nio", "p/dispatch", "goal",
+            "ops per rep",
         ]
         var lines: [[String]] = [header]
         for row in rows {
@@ -43,10 +44,10 @@ enum Output {
                 return "\(goal.description) \(mark)"
             }
             let counts = Column.allCases.compactMap { column in
-                row.values[column] == nil ? nil : row.counts[column].map { "\(column.rawValue.prefix(1)):\(formatCount($0))" }
+                row.values[column] == nil ? nil : row.counts[column].map { "\(column.initial):\(formatCount($0))" }
             }
             lines.append([
-                row.name, row.unit, value(.serial), value(.pooled), value(.dispatch), value(.nio), ratio(.dispatch),
+                row.name, row.unit, value(.serial), value(.pooled), value(.dispatch), value(.nio), value(.stdlib), ratio(.dispatch),
                 ratio(.nio), pooledRatio, goals.joined(separator: ", "), counts.joined(separator: " "),
             ])
         }
@@ -64,7 +65,7 @@ enum Output {
             let cells = line.enumerated().map { index, cell in
                 let padding = String(repeating: " ", count: widths[index] - cell.count)
                 // Names left-aligned, figures right-aligned.
-                return index < 2 || index >= 9 ? cell + padding : padding + cell
+                return index < 2 || index >= 10 ? cell + padding : padding + cell
             }
             text += cells.joined(separator: "  ").trimmingTrailingSpaces() + "\n"
             if number == 0 { text += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n" }
@@ -73,7 +74,8 @@ enum Output {
         if !notes.isEmpty { text += "\nnotes:\n" + notes.joined(separator: "\n") + "\n" }
         text += "\ns/dispatch, s/nio: serial ÷ peer; p/dispatch: pooled ÷ dispatch. Every row is a cost: lower is "
             + "better, a ratio below 1 favours this library.\n"
-        text += "ops per rep: operations each column measured per repetition (s serial, p pooled, d dispatch, n nio).\n"
+        text += "ops per rep: operations each column measured per repetition (s serial, p pooled, d dispatch, n nio, "
+            + "std stdlib).\n"
         return text
     }
 

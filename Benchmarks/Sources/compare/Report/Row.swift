@@ -5,8 +5,13 @@ enum Column: String, CaseIterable, Sendable, CustomStringConvertible {
     case pooled
     case dispatch
     case nio
+    /// The standard library's own way (default actors, `Task.sleep`, a task-group timeout).
+    case stdlib
 
     var description: String { self.rawValue }
+
+    /// The column's mark in the table's "ops per rep" cell.
+    var initial: String { self == .stdlib ? "std" : String(self.rawValue.prefix(1)) }
 }
 
 /// A goal from the issue, checked against a row's median.
