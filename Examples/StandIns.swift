@@ -64,3 +64,8 @@ let connection = Connection()
 func close(_ connection: Connection) {}
 
 func sendHeartbeat() {}
+
+/// A user's own context: the id of the request being handled.
+enum RequestID {
+    @TaskLocal static var current: String?
+}

@@ -139,9 +139,10 @@ public final class CountdownManager: Sendable {
         for duration: Duration,
         handler: @escaping @Sendable (Receiver, CountdownTick, inout Bool) -> Void
     ) -> CountdownRegistration {
+        let context = WorkContext.capture()  // each call runs with the registering code's context
         let registration = Registration { object, tick, stop in
             // Safe: a registration is only ever called with the receiver it was registered for.
-            handler(unsafeDowncast(object, to: Receiver.self), tick, &stop)
+            WorkContext.run(context) { handler(unsafeDowncast(object, to: Receiver.self), tick, &stop) }
         }
         return self.insert(receiver, duration: duration, registration: registration)
     }

@@ -16,10 +16,13 @@ extension Poller {
     final class Handlers: Sendable {
         let onUpdate: @Sendable (Value) -> Void
         let onOutcome: @Sendable (PollOutcome<Value>) -> Void
+        /// The context of the code that started the session: queries and callbacks run with it.
+        let context: WorkContext.Captured?
 
         init(onUpdate: @escaping @Sendable (Value) -> Void, onOutcome: @escaping @Sendable (PollOutcome<Value>) -> Void) {
             self.onUpdate = onUpdate
             self.onOutcome = onOutcome
+            self.context = WorkContext.capture()
         }
     }
 
@@ -52,7 +55,7 @@ extension Poller {
         var cancelTask: Task<Void, Never>? = nil
         var arm: (kind: TimerKind, ticket: Ticket, at: MonotonicInstant)? = nil
         var scheduleDrain = false
-        var startQuery: (ticket: Ticket, attempt: PollAttempt)? = nil
+        var startQuery: (ticket: Ticket, attempt: PollAttempt, context: WorkContext.Captured?)? = nil
     }
 
     /// The attempt in flight.
@@ -190,7 +193,7 @@ extension Poller {
             if let timeout = context.deadline {
                 effects.arm = (.attemptTimeout, ticket, timeout)
             }
-            effects.startQuery = (ticket, context)
+            effects.startQuery = (ticket, context, self.handlers?.context)
             self.checkInvariants()
             return effects
         }

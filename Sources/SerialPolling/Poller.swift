@@ -251,7 +251,7 @@ public final class Poller<Value: Sendable>: Sendable {
             }
         }
         if !refused, let start = effects.startQuery {
-            self.runQuery(start.attempt, ticket: start.ticket)
+            WorkContext.run(start.context) { self.runQuery(start.attempt, ticket: start.ticket) }
         }
     }
 
@@ -296,8 +296,8 @@ public final class Poller<Value: Sendable>: Sendable {
             if batch.isEmpty { return }
             for delivery in batch {
                 switch delivery {
-                case .update(let value, let handlers): handlers.onUpdate(value)
-                case .outcome(let outcome, let handlers): handlers.onOutcome(outcome)
+                case .update(let value, let handlers): WorkContext.run(handlers.context) { handlers.onUpdate(value) }
+                case .outcome(let outcome, let handlers): WorkContext.run(handlers.context) { handlers.onOutcome(outcome) }
                 }
             }
         }

@@ -20,7 +20,7 @@ extension SerialQueue {
     /// - Precondition: The queue was not shut down.
     @discardableResult
     public func asyncAfter(deadline: MonotonicInstant, _ work: @escaping @Sendable () -> Void) -> DelayedWork {
-        let handle = DelayedWork(deadline: deadline, work: work)
+        let handle = DelayedWork(deadline: deadline, work: WorkContext.bind(work))
         self.core.schedule(handle, operation: "asyncAfter")
         return handle
     }

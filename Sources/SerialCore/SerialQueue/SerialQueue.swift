@@ -93,7 +93,7 @@ public final class SerialQueue: Sendable {
     /// - Precondition: The queue was not shut down; that traps, naming the queue (see `tryAsync`).
     @inline(__always)
     public func async(_ work: @escaping @Sendable () -> Void) {
-        self.core.submit(.closure(work), bounded: true, operation: "async")
+        self.core.submit(.closure(WorkContext.bind(work)), bounded: true, operation: "async")
     }
 
     /// Enqueues `work` like `async`, but throws instead of trapping when the queue is shut down.
@@ -101,7 +101,7 @@ public final class SerialQueue: Sendable {
     /// - Throws: `SerialQueueError.shutDown` when the queue no longer accepts work; `work` is
     ///   then released without running.
     public func tryAsync(_ work: @escaping @Sendable () -> Void) throws(SerialQueueError) {
-        switch self.core.trySubmit(.closure(work), bounded: true) {
+        switch self.core.trySubmit(.closure(WorkContext.bind(work)), bounded: true) {
         case .accepted: return
         case .shutDown: throw SerialQueueError.shutDown(label: self.label)
         case .full: throw SerialQueueError.full(label: self.label, limit: self.core.maximumQueued)

@@ -1,0 +1,92 @@
+import SerialCore
+import SerialRuntime
+import SerialTestSupport
+import SerialTesting
+import Testing
+
+/// `WorkContext`: a context captured where work is submitted is in place where it runs, at every
+/// hop; work submitted without one runs without one. One suite, serialized: the propagator is
+/// process-wide (other suites meanwhile capture nothing, their trace being unset).
+@Suite("WorkContext", .serialized)
+struct WorkContextTests {
+    @TaskLocal static var trace: String?
+
+    /// Records what `trace` was where each piece of work ran.
+    final class Seen: Sendable {
+        let recorder = CallbackRecorder<String>("seen")
+        func record(_ place: String) { self.recorder.record("\(place):\(WorkContextTests.trace ?? "none")") }
+    }
+
+    static func installTrace() {
+        WorkContext.install(WorkContext.Propagator(
+            capture: { Self.trace },
+            restore: { context, work in Self.$trace.withValue(context as? String) { work() } }))
+    }
+
+    @Test func asyncAndDelayedWorkRunWithTheirSubmittersContextAndNoOther() throws {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        let queue = SerialQueue(label: "context")
+        let seen = Seen()
+        Self.$trace.withValue("t1") {
+            queue.async { seen.record("async") }
+        }
+        queue.async { seen.record("plain") }  // submitted with none: must not inherit t1
+        try Self.$trace.withValue("t2") {
+            try queue.tryAsync { seen.record("tryAsync") }
+            queue.asyncAfter(delay: .milliseconds(1)) { seen.record("asyncAfter") }
+        }
+        let values = try seen.recorder.wait(forCount: 4)
+        #expect(values == ["async:t1", "plain:none", "tryAsync:t2", "asyncAfter:t2"])
+    }
+
+    @Test func countdownHandlersRunWithTheRegisteringContext() throws {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        let scheduler = VirtualScheduler()
+        let countdowns = CountdownManager(interval: .seconds(1), queue: scheduler)
+        let seen = Seen()
+        final class Receiver: Sendable {}
+        let receiver = Receiver()
+        Self.$trace.withValue("t3") {
+            countdowns.register(receiver, for: .seconds(2)) { _, tick, _ in seen.record("tick\(tick.isFinal ? "-final" : "")") }
+        }
+        scheduler.advance(by: .seconds(1))
+        countdowns.cancel(receiver)  // the ending call, made from a thread with no context
+        scheduler.runUntilIdle()
+        let values = seen.recorder.values
+        #expect(values.last == "tick-final:t3")
+        #expect(values.count >= 2 && values.allSatisfy { $0.hasSuffix(":t3") }, "\(values)")
+        withExtendedLifetime(receiver) {}
+    }
+
+    @Test func pollQueriesAndCallbacksRunWithTheStartingContext() throws {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        let scheduler = VirtualScheduler()
+        let seen = Seen()
+        let poller = Poller<Int>(
+            policy: PollPolicy(interval: .seconds(1)), scheduler: scheduler, isDone: { $0 >= 2 },
+            changes: .equality,
+            query: .completion { attempt, reply in
+                seen.record("query")
+                reply(.success(attempt.number))
+            })
+        Self.$trace.withValue("t4") {
+            poller.start(onUpdate: { _ in seen.record("update") }, onOutcome: { _ in seen.record("outcome") })
+        }
+        scheduler.advance(by: .seconds(5))
+        #expect(seen.recorder.values == ["query:t4", "update:t4", "query:t4", "update:t4", "outcome:t4"])
+    }
+
+    @Test func withNothingInstalledNothingIsCarried() throws {
+        WorkContext.uninstall()
+        let queue = SerialQueue(label: "no-context")
+        let seen = Seen()
+        Self.$trace.withValue("t5") {
+            queue.async { seen.record("async") }
+        }
+        #expect(try seen.recorder.wait(forCount: 1) == ["async:none"])
+        #expect(WorkContext.capture() == nil)
+    }
+}
