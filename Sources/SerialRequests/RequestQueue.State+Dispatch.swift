@@ -21,7 +21,8 @@ extension RequestQueue.State {
             self.runningCount += 1
             self.uniqueRunning = true
             self.statistics.refreshesStarted += 1
-            self.effects.append(.refresh(token: token, expired: expired))
+            let context = self.parked.first.flatMap { self.entries[$0]?.context }
+            self.effects.append(.refresh(token: token, expired: expired, context: context))
             self.effects.append(
                 .armRefreshTimeout(token: token, deadline: now.advanced(by: self.configuration.refreshTimeout)))
             return

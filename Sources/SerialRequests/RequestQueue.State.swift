@@ -5,8 +5,12 @@ extension RequestQueue {
     /// order decisions made them.
     enum Effect: Sendable {
         /// Rebuild (if the request was built for an older credential), then send.
-        case send(id: RequestID, attempt: UInt64, request: Request, credential: Credential, rebuild: Bool)
-        case refresh(token: UInt64, expired: Credential)
+        /// `context` is the submitter's (see `WorkContext`), in place while sending.
+        case send(
+            id: RequestID, attempt: UInt64, request: Request, credential: Credential, rebuild: Bool,
+            context: WorkContext.Captured?)
+        /// `context` is the submitter's of the first request parked for this refresh.
+        case refresh(token: UInt64, expired: Credential, context: WorkContext.Captured?)
         case notify(@Sendable (RequestState) -> Void, RequestState)
         case complete(@Sendable (RequestResult<Response>) -> Void, RequestResult<Response>)
         case store(Request, Response)
@@ -37,6 +41,8 @@ extension RequestQueue {
         let handle: RequestHandle
         let observer: (@Sendable (RequestState) -> Void)?
         let completion: @Sendable (RequestResult<Response>) -> Void
+        /// The submitter's context, in place around each attempt (see `WorkContext`).
+        let context: WorkContext.Captured?
         var request: Request
         /// The credential generation `request` was built (or last rebuilt) for.
         var builtGeneration: UInt64
@@ -124,7 +130,7 @@ extension RequestQueue {
             _ request: Request, priority: RequestPriority, kind: RequestKind?, timeout: Duration?,
             observer: (@Sendable (RequestState) -> Void)?,
             completion: @escaping @Sendable (RequestResult<Response>) -> Void,
-            owner: any RequestCancelling, now: MonotonicInstant
+            context: WorkContext.Captured?, owner: any RequestCancelling, now: MonotonicInstant
         ) -> RequestHandle {
             let id = RequestID(self.nextID)
             self.nextID += 1
@@ -142,7 +148,7 @@ extension RequestQueue {
             self.lastSubmittedAt = submittedAt
             var entry = Entry(
                 id: id, priority: priority, kind: kind, submittedAt: submittedAt, timeout: timeout,
-                handle: handle, observer: observer, completion: completion,
+                handle: handle, observer: observer, completion: completion, context: context,
                 request: request, builtGeneration: self.credentials.generation)
             self.enqueue(&entry)
             self.entries[id] = entry
@@ -465,7 +471,7 @@ extension RequestQueue {
             self.statistics.sends += 1
             self.effects.append(
                 .send(id: id, attempt: attempt, request: entry.request, credential: self.credentials.credential,
-                      rebuild: rebuild))
+                      rebuild: rebuild, context: entry.context))
         }
     }
 }

@@ -127,10 +127,17 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     ) -> RequestHandle {
         if let timeout, timeout <= .zero { RequestQueueMisuse.invalidTimeout(timeout) }
         let now = self.scheduler.now
+        // Attempts, the refresh they trigger, state changes and the completion all run with the
+        // submitter's context (see `WorkContext`).
+        let context = WorkContext.capture()
+        let observer = context.map { context in onStateChange.map { observer in
+            { @Sendable state in context.run { observer(state) } } } } ?? onStateChange
+        let completion = context.map { context in
+            { @Sendable result in context.run { completion(result) } } } ?? completion
         let (handle, drain) = self.state.withLock { state in
             let handle = state.submit(
                 request, priority: priority, kind: kind, timeout: timeout ?? self.configuration.defaultTimeout,
-                observer: onStateChange, completion: completion, owner: self, now: now)
+                observer: observer, completion: completion, context: context, owner: self, now: now)
             return (handle, state.claimDrain())
         }
         if drain { self.scheduleDrain() }
@@ -223,34 +230,47 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         if drain { self.drain() }
     }
 
+    /// Rebuilds the request if it was built for an older credential, then sends it.
+    private func send(_ id: RequestID, attempt: UInt64, request: Request, credential: Credential, rebuild: Bool) {
+        var request = request
+        if rebuild {
+            request = self.policy.rebuild(request, credential)
+            let stored = self.state.withLock { $0.storeRebuilt(id, attempt: attempt, request: request) }
+            guard stored else { return }  // ended while it was being rebuilt
+        }
+        self.transport.send(request, credential: credential) { outcome in
+            do throws(SchedulingError) {
+                try self.scheduler.execute { self.receive(id, attempt: attempt, outcome: outcome) }
+            } catch {
+                // Too late: the shutdown ends the request; this answer is ignored.
+                self.schedulerDidShutDown(error, afterLastWork: false)
+            }
+        }
+    }
+
+    /// Asks the policy for a new credential; its answer is decided on the scheduler.
+    private func refresh(token: UInt64, expired: Credential) {
+        self.policy.refresh(expired) { result in
+            do throws(SchedulingError) {
+                try self.scheduler.execute {
+                    self.decideOnScheduler { state, now in
+                        state.refreshAnswered(token: token, result: result, now: now)
+                    }
+                }
+            } catch {
+                self.schedulerDidShutDown(error, afterLastWork: false)
+            }
+        }
+    }
+
     private func perform(_ effect: Effect) {
         switch effect {
-        case .send(let id, let attempt, var request, let credential, let rebuild):
-            if rebuild {
-                request = self.policy.rebuild(request, credential)
-                let stored = self.state.withLock { $0.storeRebuilt(id, attempt: attempt, request: request) }
-                guard stored else { return }  // ended while it was being rebuilt
+        case .send(let id, let attempt, let request, let credential, let rebuild, let context):
+            WorkContext.run(context) {
+                self.send(id, attempt: attempt, request: request, credential: credential, rebuild: rebuild)
             }
-            self.transport.send(request, credential: credential) { outcome in
-                do throws(SchedulingError) {
-                    try self.scheduler.execute { self.receive(id, attempt: attempt, outcome: outcome) }
-                } catch {
-                    // Too late: the shutdown ends the request; this answer is ignored.
-                    self.schedulerDidShutDown(error, afterLastWork: false)
-                }
-            }
-        case .refresh(let token, let expired):
-            self.policy.refresh(expired) { result in
-                do throws(SchedulingError) {
-                    try self.scheduler.execute {
-                        self.decideOnScheduler { state, now in
-                            state.refreshAnswered(token: token, result: result, now: now)
-                        }
-                    }
-                } catch {
-                    self.schedulerDidShutDown(error, afterLastWork: false)
-                }
-            }
+        case .refresh(let token, let expired, let context):
+            WorkContext.run(context) { self.refresh(token: token, expired: expired) }
         case .notify(let observer, let state):
             observer(state)
         case .complete(let completion, let result):

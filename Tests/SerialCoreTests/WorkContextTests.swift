@@ -89,4 +89,45 @@ struct WorkContextTests {
         #expect(try seen.recorder.wait(forCount: 1) == ["async:none"])
         #expect(WorkContext.capture() == nil)
     }
+
+    /// A transport that answers 401 to the first credential and 200 after, recording each send.
+    struct TracedTransport: RequestTransport {
+        let seen: Seen
+        func send(_ request: Int, credential: Int, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
+            self.seen.record("send\(request)")
+            completion(.success(credential == 0 ? 401 : 200))
+        }
+    }
+
+    @Test func everyAttemptTheRefreshAndTheCompletionOfARequestRunWithItsSubmittersContext() throws {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        let scheduler = VirtualScheduler()
+        let seen = Seen()
+        let policy = RequestQueue<TracedTransport>.Policy(
+            classify: { _, outcome in (try? outcome.get()) == 401 ? .credentialExpired : .success },
+            refresh: { expired, done in
+                seen.record("refresh")
+                done(.success(expired + 1))
+            })
+        let requests = RequestQueue(
+            transport: TracedTransport(seen: seen), credential: 0, policy: policy, scheduler: scheduler)
+        Self.$trace.withValue("t6") {
+            requests.submit(1) { _ in seen.record("completion1") }
+        }
+        Self.$trace.withValue("t7") {
+            requests.submit(2, onStateChange: { state in if state == .success { seen.record("state2") } }) { _ in
+                seen.record("completion2")
+            }
+        }
+        scheduler.advance(by: .seconds(1))
+        let values = seen.recorder.values
+        // Both sent, both met the expired credential; one refresh (the first parked request's
+        // context), both re-sent, each with its own context, then each completes with it.
+        #expect(values.filter { $0.hasPrefix("send1") } == ["send1:t6", "send1:t6"], "\(values)")
+        #expect(values.filter { $0.hasPrefix("send2") } == ["send2:t7", "send2:t7"], "\(values)")
+        #expect(values.filter { $0.hasPrefix("refresh") } == ["refresh:t6"], "\(values)")
+        #expect(values.filter { $0.hasPrefix("completion") || $0.hasPrefix("state") }.sorted()
+            == ["completion1:t6", "completion2:t7", "state2:t7"], "\(values)")
+    }
 }
