@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "SerialMetrics", targets: ["SerialMetrics"]),
         .library(name: "SerialLifecycle", targets: ["SerialLifecycle"]),
         .library(name: "SerialHTTPClient", targets: ["SerialHTTPClient"]),
+        .library(name: "SerialTracing", targets: ["SerialTracing"]),
         .executable(name: "http-demo", targets: ["http-demo"]),
         .executable(name: "http-benchmark", targets: ["http-benchmark"]),
     ],
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // Default traits off: neither swift-configuration nor full Foundation is needed here.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
     ],
@@ -50,11 +52,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        // A RequestTransport on AsyncHTTPClient.
+        // swift-distributed-tracing's ServiceContext carried across every hop of the runtime.
+        .target(
+            name: "SerialTracing",
+            dependencies: [
+                .product(name: "SerialRuntime", package: "swift-serial-runtime"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]),
+        // A RequestTransport on AsyncHTTPClient (a client span per attempt, its context injected).
         .target(
             name: "SerialHTTPClient",
             dependencies: [
                 .product(name: "SerialRuntime", package: "swift-serial-runtime"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -76,6 +86,15 @@ let package = Package(
             name: "SerialHTTPClientTests",
             dependencies: [
                 "SerialHTTPClient", "LoopbackServer", .product(name: "SerialTesting", package: "swift-serial-runtime"),
+            ]),
+        .testTarget(
+            name: "SerialTracingTests",
+            dependencies: [
+                "SerialTracing", "SerialHTTPClient", "LoopbackServer",
+                .product(name: "SerialRuntime", package: "swift-serial-runtime"),
+                .product(name: "SerialTesting", package: "swift-serial-runtime"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]),
         .testTarget(
             name: "SerialIntegrationsTests",

@@ -29,6 +29,9 @@ import SerialCore
 /// `callbacksPerTurn` per scheduler turn: the rest continue in a follow-up turn submitted
 /// with `execute`, so a burst of expiries cannot starve other work on the scheduler.
 ///
+/// **Context.** A callback runs with the `WorkContext` its `schedule` call had (a trace, once an
+/// integration installs one); with nothing installed, scheduling pays one relaxed load for it.
+///
 /// **Lifetime.** A `TimerHandle` keeps its service alive (so does a callback that captures
 /// the service, until it runs); a pending timer alone does not. When the last reference to
 /// the service goes, its pending timers end `.stopped` without running, as `stop()` would.
@@ -109,7 +112,7 @@ public final class TimerService: Sendable {
         after delay: Duration, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
         let now = self.scheduler.now
-        let timer = Timer(deadline: now.advanced(by: delay), stage: .pending(callback))
+        let timer = Timer(deadline: now.advanced(by: delay), stage: .pending(WorkContext.bind(callback)))
         try self.core.insert(timer, now: now)
         return TimerHandle(service: self, timer: timer)
     }
@@ -123,7 +126,7 @@ public final class TimerService: Sendable {
     public func schedule(
         at deadline: MonotonicInstant, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
-        let timer = Timer(deadline: deadline, stage: .pending(callback))
+        let timer = Timer(deadline: deadline, stage: .pending(WorkContext.bind(callback)))
         try self.core.insert(timer, now: self.scheduler.now)
         return TimerHandle(service: self, timer: timer)
     }
@@ -157,7 +160,8 @@ public final class TimerService: Sendable {
         if nanoseconds < 1 { TimersMisuse.invalidPeriod(period) }
         let now = self.scheduler.now
         let deadline = first ?? now.advanced(by: period)
-        let timer = RepeatingTimer(periodNanoseconds: UInt64(nanoseconds), first: deadline, callback: callback)
+        let timer = RepeatingTimer(
+            periodNanoseconds: UInt64(nanoseconds), first: deadline, callback: WorkContext.bind(callback))
         try self.core.insert(timer, now: now)
         return TimerHandle(service: self, timer: timer)
     }

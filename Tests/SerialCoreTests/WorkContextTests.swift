@@ -40,6 +40,21 @@ struct WorkContextTests {
         #expect(values == ["async:t1", "plain:none", "tryAsync:t2", "asyncAfter:t2"])
     }
 
+    @Test func timerCallbacksRunWithTheSchedulingContext() throws {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        let scheduler = VirtualScheduler()
+        let timers = TimerService(scheduler: scheduler)
+        let seen = Seen()
+        try Self.$trace.withValue("t8") {
+            try timers.schedule(after: .milliseconds(5)) { seen.record("once") }
+            try timers.schedule(every: .milliseconds(10)) { seen.record("every") }
+        }
+        try timers.schedule(after: .milliseconds(5)) { seen.record("plain") }
+        scheduler.advance(by: .milliseconds(20))
+        #expect(seen.recorder.values == ["once:t8", "plain:none", "every:t8", "every:t8"])
+    }
+
     @Test func countdownHandlersRunWithTheRegisteringContext() throws {
         Self.installTrace()
         defer { WorkContext.uninstall() }

@@ -21,7 +21,8 @@ extension LoopbackServer {
     static func router(_ state: SharedServerState) -> Router<LoopbackContext> {
         let router = Router(context: LoopbackContext.self)
 
-        router.post("/token") { _, _ -> Response in
+        router.post("/token") { request, _ -> Response in
+            let traceparent = request.headers[HTTPField.Name("traceparent")!]
             let (delay, fails) = state.withLock { state in
                 state.enter(unique: false)
                 state.counts.refreshCalls += 1
@@ -32,7 +33,8 @@ extension LoopbackServer {
                 defer { state.leave(unique: false) }
                 let status: HTTPResponse.Status = fails ? .internalServerError : .ok
                 let body = fails ? "refresh failed" : state.issueToken()
-                state.counts.arrivals.append(.init(route: "token", id: "", token: nil, status: status.code, tag: nil))
+                state.counts.arrivals.append(
+                    .init(route: "token", id: "", token: nil, status: status.code, tag: nil, traceparent: traceparent))
                 return (status, body)
             }
             return text(status, body)
@@ -48,13 +50,16 @@ extension LoopbackServer {
             let bearer = bearerToken(request)
             let tag = request.headers[HTTPField.Name("X-Tag")!]
             let unique = request.headers[HTTPField.Name("X-Unique")!] == "1"
+            let traceparent = request.headers[HTTPField.Name("traceparent")!]
             let delay = request.uri.queryParameters.get("delay_ms", as: Int.self) ?? 0
             let accepted = state.withLock { state in
                 state.enter(unique: unique)
                 let accepted = state.accept(bearer)
                 if !accepted { state.counts.rejected += 1 }
                 state.counts.arrivals.append(
-                    .init(route: "items", id: id, token: bearer, status: accepted ? 200 : 401, tag: tag))
+                    .init(
+                        route: "items", id: id, token: bearer, status: accepted ? 200 : 401, tag: tag,
+                        traceparent: traceparent))
                 return accepted
             }
             if delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }

@@ -12,6 +12,8 @@ public struct ServerCounts: Sendable {
         public var status: Int
         /// The `X-Tag` header, if any.
         public var tag: String?
+        /// The W3C `traceparent` header, if any (the trace context the client propagated).
+        public var traceparent: String? = nil
     }
 
     /// Every request received, in arrival order (routes `items`, `fault`, `loop`, `token`; not `bench`).

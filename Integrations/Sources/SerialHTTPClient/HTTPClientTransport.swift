@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import SerialRuntime
+import Tracing
 
 /// A `RequestTransport` on AsyncHTTPClient: each send is one HTTP request carrying the credential
 /// as `Authorization: Bearer <token>`.
@@ -35,6 +36,11 @@ import SerialRuntime
 /// must keep accepting work until the client has shut down or `requestsInFlight` is 0.
 ///
 /// **Threads.** `send` returns at once; the completion runs on one of the client's event loops.
+///
+/// **Tracing.** Each attempt is a client span ("HTTP GET", …) of the current `ServiceContext`
+/// (the submitter's, once `SerialTracing.propagateServiceContext()` is installed), and its context
+/// is injected into the request's headers by the bootstrapped instrument (`traceparent` for a
+/// W3C tracer). With no tracer bootstrapped this costs a no-op span.
 public struct HTTPClientTransport: RequestTransport {
     public typealias Request = HTTPRequest
     public typealias Response = HTTPResponse
@@ -94,10 +100,20 @@ public struct HTTPClientTransport: RequestTransport {
         bearer: BearerToken?,
         completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
+        let span = startSpan("HTTP \(request.method.rawValue)", ofKind: .client)
+        let completion: @Sendable (Result<HTTPResponse, any Error>) -> Void = { outcome in
+            switch outcome {
+            case .success(let response): span.attributes["http.response.status_code"] = Int(response.status.code)
+            case .failure(let error): span.recordError(error)
+            }
+            span.end()
+            completion(outcome)
+        }
         let clientRequest: HTTPClient.Request
         do {
             var headers = request.headers
             if let bearer { headers.replaceOrAdd(name: "Authorization", value: bearer.headerValue) }
+            InstrumentationSystem.instrument.inject(span.context, into: &headers, using: HTTPHeadersInjector())
             clientRequest = try HTTPClient.Request(
                 url: request.url, method: request.method, headers: headers, body: request.body.map { .byteBuffer($0) })
         } catch {
@@ -147,5 +163,12 @@ public struct HTTPClientTransport: RequestTransport {
     /// Shut the queues that use the transport down first.
     public func shutdown() async throws {
         try await self.owner?.shutdown()
+    }
+}
+
+/// Writes a trace context's fields into HTTP headers.
+struct HTTPHeadersInjector: Injector {
+    func inject(_ value: String, forKey key: String, into headers: inout HTTPHeaders) {
+        headers.replaceOrAdd(name: key, value: value)
     }
 }
