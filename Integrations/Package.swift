@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
         // Default traits off: neither swift-configuration nor full Foundation is needed here.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
     ],
@@ -95,6 +96,14 @@ let package = Package(
                 .product(name: "SerialTesting", package: "swift-serial-runtime"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ]),
+        // swift-async-algorithms' timer and debounce on WheelClock, real and virtual.
+        .testTarget(
+            name: "SerialAsyncAlgorithmsTests",
+            dependencies: [
+                .product(name: "SerialRuntime", package: "swift-serial-runtime"),
+                .product(name: "SerialTesting", package: "swift-serial-runtime"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]),
         .testTarget(
             name: "SerialIntegrationsTests",
