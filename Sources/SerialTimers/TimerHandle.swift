@@ -34,6 +34,15 @@ public struct TimerHandle: Sendable {
     /// old one (`.firedAtOldDeadline`); never both, never neither. A repeating timer's
     /// schedule restarts from the new deadline.
     ///
+    /// **Fixed delay.** Called from the timer's own callback, a one-shot timer that has just
+    /// fired is armed again (`.movedToNewDeadline`, status back to `.pending`): it fires once
+    /// more, at the new deadline, with the same callback, as the kernel's `mod_timer` or
+    /// Tokio's `Sleep::reset` allow. From anywhere else, a timer already handed to
+    /// the scheduler stays fired (`.firedAtOldDeadline`), so a re-arm racing the firing never
+    /// makes it fire twice; and once its callback has returned, it is released. The callback
+    /// reaches its own handle through something it captures (the README's "fixed delay"
+    /// example keeps it in a `Mutex`).
+    ///
     /// - Complexity: O(1), one lock acquisition, no allocation; a scheduler call only when
     ///   the new deadline comes before the armed wake-up.
     @discardableResult

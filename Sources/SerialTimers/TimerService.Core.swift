@@ -18,6 +18,8 @@ extension TimerService {
         let state: LockedValue<State>
         /// The `whenShutDown` registration, withdrawn when the service stops.
         let subscription = LockedValue<ShutdownSubscription?>(nil)
+        /// The callback a turn is running, if any.
+        let running = RunningFiring()
 
         init(scheduler: any Scheduling, tickNanoseconds: UInt64, maximumPending: Int, callbacksPerTurn: Int) {
             self.scheduler = scheduler
@@ -120,6 +122,32 @@ extension TimerService {
             }
             aftermath.finish(self)
             if aftermath.refusal != nil { return .ended(self.status(of: timer)) }
+            if outcome == .firedAtOldDeadline, let callback = self.runningCallback(of: timer) {
+                return self.rearmFired(timer, callback: callback, to: deadline, now: now)
+            }
+            return outcome
+        }
+
+        /// `timer`'s callback when the caller is that very callback (or code it calls), running
+        /// in a turn of this service: the one case where a fired one-shot timer can be re-armed.
+        private func runningCallback(of timer: Timer) -> Callback? {
+            // `running` is touched only by this service's turns; `isCurrent` says we are in one.
+            guard self.scheduler.isCurrent, let firing = self.running.current, firing.timer === timer else { return nil }
+            return firing.callback
+        }
+
+        private func rearmFired(_ timer: Timer, callback: Callback, to deadline: MonotonicInstant, now: MonotonicInstant)
+            -> TimerReschedule
+        {
+            let nowTick = self.clock.tickAtOrBefore(now)
+            var aftermath = Aftermath()
+            let outcome = self.state.withLock { state in
+                let (outcome, arm) = state.rearmFired(timer, callback: callback, to: deadline, nowTick: nowTick)
+                self.arm(arm, in: &state, &aftermath)
+                return outcome
+            }
+            aftermath.finish(self)
+            if aftermath.refusal != nil { return .ended(self.status(of: timer)) }
             return outcome
         }
 
@@ -167,8 +195,20 @@ extension TimerService {
                     self.stop(.schedulerShutDown(error))  // the due timers left end unrun, with the reason
                 }
             }
-            for callback in turn.batch { callback.body() }
+            for firing in turn.batch {
+                self.running.current = firing
+                firing.callback.body()
+            }
+            self.running.current = nil
         }
+    }
+}
+
+extension TimerService {
+    /// The callback a turn of the service is running. Written and read only in the service's
+    /// turns, one at a time on its scheduler (readers check `isCurrent` first): no lock.
+    final class RunningFiring: @unchecked Sendable {
+        var current: Firing?
     }
 }
 

@@ -28,7 +28,7 @@ extension TimerService {
 
     /// What a scheduler turn does after the lock: callbacks to run, follow-up to post.
     struct Turn {
-        var batch: [Callback] = []
+        var batch: [Firing] = []
         var postFollowUp = false
     }
 
@@ -102,6 +102,23 @@ extension TimerService {
             return (.movedToNewDeadline, self.armIfEarlier())
         }
 
+        /// Re-arms a one-shot timer from inside its own callback (fixed delay): it is pending
+        /// again, with the callback that is running, due at `deadline`. Too late once the
+        /// service stopped (the timer did fire, at its old deadline).
+        mutating func rearmFired(
+            _ timer: Timer, callback: Callback, to deadline: MonotonicInstant, nowTick: UInt64
+        ) -> (TimerReschedule, Arm?) {
+            guard case .fired = timer.stage, !timer.isInWheel, self.stopReason == nil else {
+                return (.firedAtOldDeadline, nil)
+            }
+            timer.stage = .pending(callback.body)
+            timer.deadline = deadline
+            self.fired -= 1  // pending again: it is counted once more when it ends for good
+            self.catchUp(to: nowTick)
+            self.wheel.insert(timer)
+            return (.movedToNewDeadline, self.armIfEarlier())
+        }
+
         /// Brings an idle wheel up to now (free: nothing is due before the next slot), so an
         /// entry lands in the level its real distance calls for, not a stale one.
         private mutating func catchUp(to nowTick: UInt64) {
@@ -159,13 +176,13 @@ extension TimerService {
                     guard let callback = timer.end(.fired) else { continue }  // cancelled while due
                     self.fired += 1
                     if currentTick > self.clock.tickAtOrAfter(timer.deadline) { self.late += 1 }
-                    turn.batch.append(callback)
+                    turn.batch.append(Firing(timer: timer, callback: callback))
                     continue
                 }
                 guard let callback = repeating.callback else { continue }
                 // Back in the wheel before its callback runs, so a cancel from inside the
                 // callback stops it; missed periods are skipped and counted, never burst.
-                turn.batch.append(callback)
+                turn.batch.append(Firing(timer: repeating, callback: callback))
                 repeating.fired += 1
                 repeating.advance(past: now)
                 self.wheel.insert(repeating)

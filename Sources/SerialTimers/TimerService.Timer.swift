@@ -64,6 +64,14 @@ extension TimerService {
         let body: @Sendable () -> Void
     }
 
+    /// A callback handed to a scheduler turn, with its timer: while it runs, the turn names it
+    /// (`Core.running`), so a callback that re-arms its own one-shot timer (fixed delay) is
+    /// told apart from a re-arm that races the firing.
+    struct Firing {
+        let timer: Timer
+        let callback: Callback
+    }
+
     /// A `schedule(every:)` timer: fixed rate, every deadline computed from the first one
     /// (`first + index × period`), so rounding never accumulates into drift.
     final class RepeatingTimer: Timer, @unchecked Sendable {  // under the core's lock
