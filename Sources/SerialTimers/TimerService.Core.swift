@@ -80,7 +80,7 @@ extension TimerService {
             guard let arm else { return }
             do {
                 // Captures the core strongly: a stopped or released service cancels this wake-up.
-                let work = try self.scheduler.schedule(at: self.clock.instant(ofTick: arm.tick)) {
+                let work = try self.scheduler.schedule(at: arm.instant) {
                     self.wake(generation: arm.generation)
                 }
                 aftermath.replaced = state.armed(work)
@@ -111,12 +111,15 @@ extension TimerService {
             if let refusal = aftermath.refusal { throw .schedulerShutDown(refusal) }
         }
 
-        /// Moves `timer` to `deadline` in place (one lock trip, no allocation).
-        func reschedule(_ timer: Timer, to deadline: MonotonicInstant, now: MonotonicInstant) -> TimerReschedule {
+        /// Moves `timer` to `deadline` in place, with a new tolerance (nanoseconds) unless
+        /// `tolerance` is `nil` (one lock trip, no allocation).
+        func reschedule(
+            _ timer: Timer, to deadline: MonotonicInstant, tolerance: UInt64? = nil, now: MonotonicInstant
+        ) -> TimerReschedule {
             let nowTick = self.clock.tickAtOrBefore(now)
             var aftermath = Aftermath()
             let outcome = self.state.withLock { state in
-                let (outcome, arm) = state.reschedule(timer, to: deadline, nowTick: nowTick)
+                let (outcome, arm) = state.reschedule(timer, to: deadline, tolerance: tolerance, nowTick: nowTick)
                 self.arm(arm, in: &state, &aftermath)
                 return outcome
             }
@@ -161,11 +164,12 @@ extension TimerService {
         }
 
         private func wake(generation: UInt64) {
-            let nowTick = self.clock.tickAtOrBefore(self.scheduler.now)
+            let now = self.scheduler.now
+            let nowTick = self.clock.tickAtOrBefore(now)
             let limit = self.callbacksPerTurn
             var aftermath = Aftermath()
             let turn: Turn? = self.state.withLock { state in
-                guard let (turn, arm) = state.wake(generation: generation, nowTick: nowTick, limit: limit) else {
+                guard let (turn, arm) = state.wake(generation: generation, now: now, nowTick: nowTick, limit: limit) else {
                     return nil  // a stale wake-up: superseded or stopped
                 }
                 self.arm(arm, in: &state, &aftermath)
