@@ -136,12 +136,13 @@ extension TimerService {
             let wasPrecise = self.precise.holds(timer)
             // Only a `TolerantTimer` keeps a tolerance; a default one given a tolerance is precise
             // under a tick and keeps its one tick otherwise (inside any window of a tick or more).
-            let stored = timer is TolerantTimer ? tolerance : nil
+            let stored = tolerance == nil || !(timer is TolerantTimer) ? nil : tolerance
             let filing = tolerance.map { Filing(tolerance: $0, tickNanoseconds: self.clock.tickNanoseconds) }
                 ?? (wasPrecise ? .precise : .wheel)
             switch (wasPrecise, filing) {
             case (false, .wheel):
-                self.wheel.reschedule(timer, to: deadline, tolerance: stored)
+                // Not moved: its window ends no earlier, and the armed wake-up came before that.
+                guard self.wheel.reschedule(timer, to: deadline, tolerance: stored) else { return (.movedToNewDeadline, nil) }
             case (true, .precise):
                 if let stored { (timer as! TolerantTimer).storedTolerance = stored }
                 self.precise.move(timer, to: deadline)

@@ -84,8 +84,11 @@ extension TimerService {
         /// only the timer (not its neighbours), and a timer pushed back many times moves once.
         /// An earlier deadline or window end moves the timer at once, so it is never late.
         ///
+        /// - Returns: Whether the timer moved (its window now ends earlier): only then may the
+        ///   service need an earlier wake-up.
         /// - Complexity: O(1), no allocation once its new slot has been used before.
-        func reschedule(_ timer: Timer, to deadline: MonotonicInstant, tolerance: UInt64? = nil) {
+        @discardableResult
+        func reschedule(_ timer: Timer, to deadline: MonotonicInstant, tolerance: UInt64? = nil) -> Bool {
             assert(timer.isWaiting, "internal inconsistency: moving a timer that is not in the wheel")
             let oldDue = self.dueTick(of: timer)
             let oldLatest = timer.latestTick(due: oldDue, clock: self.clock)
@@ -93,9 +96,10 @@ extension TimerService {
             if let tolerance { (timer as! TolerantTimer).storedTolerance = tolerance }
             let due = self.dueTick(of: timer)
             // Still in a slot that starts no later than its new tick, and its slot's bound holds.
-            guard due < oldDue || timer.latestTick(due: due, clock: self.clock) < oldLatest else { return }
+            guard due < oldDue || timer.latestTick(due: due, clock: self.clock) < oldLatest else { return false }
             self.unlink(timer)
             self.link(Unmanaged.passUnretained(timer), at: due)  // keeps the wheel's retain
+            return true
         }
 
         /// The tick to wake at for the wheel: the earliest `latestTick` among its timers (a lower
