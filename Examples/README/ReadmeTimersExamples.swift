@@ -32,6 +32,18 @@ struct ReadmeTimersExamples {
         timers.stop()
     }
 
+    @Test func aToleranceSaysHowLateATimerMayRun() throws {
+        let queue = SerialQueue(label: "tolerance")
+        let timers = TimerService(scheduler: queue)
+        // example: README tolerance
+        let frame = try timers.schedule(every: .microseconds(16_667), tolerance: .zero) { flush() }  // on the deadline
+        let idle = try timers.schedule(after: .seconds(30), tolerance: .seconds(1)) { close(connection) }   // may share a wake-up
+        // end example
+        #expect(idle.cancel())
+        #expect(frame.cancel())
+        timers.stop()
+    }
+
     @Test func fixedDelayReArmsFromTheCallback() throws {
         let scheduler = VirtualScheduler()
         let timers = TimerService(scheduler: scheduler)

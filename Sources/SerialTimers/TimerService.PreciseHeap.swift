@@ -56,6 +56,7 @@ extension TimerService {
             assert(self.holds(timer), "internal inconsistency: moving a timer the precise heap does not hold")
             timer.deadline = deadline
             self.push(timer)  // the old entry goes stale: its deadline no longer matches
+            if self.entries.count > 2 * self.count + 64 { self.compact() }  // a timer pushed back again and again
         }
 
         /// Lets `timer` go; `false` when the heap did not hold it.

@@ -97,15 +97,20 @@ extension TimerService {
         /// Files a timer that waits nowhere, as `filing` says; asks for an earlier wake-up if
         /// its window ends before the armed one.
         private mutating func file(_ timer: Timer, _ filing: Filing) -> Arm? {
-            self.place(timer, filing)
-            return self.armIfEarlier(than: self.wakeInstant(of: timer, filing))
+            self.armIfEarlier(than: self.place(timer, filing))
         }
 
         /// Puts a timer that waits nowhere in the wheel or the precise heap; arms nothing.
-        private mutating func place(_ timer: Timer, _ filing: Filing) {
+        ///
+        /// - Returns: When the service must wake for it at the latest.
+        @discardableResult
+        private mutating func place(_ timer: Timer, _ filing: Filing) -> MonotonicInstant {
             switch filing {
-            case .wheel: self.wheel.insert(timer)
-            case .precise: self.precise.insert(timer)
+            case .wheel:
+                return self.clock.instant(ofTick: self.wheel.insert(timer))
+            case .precise:
+                self.precise.insert(timer)
+                return timer.deadline
             }
         }
 
@@ -150,7 +155,7 @@ extension TimerService {
                 if wasPrecise { self.precise.remove(timer) } else { self.wheel.remove(timer) }
                 timer.deadline = deadline
                 if let stored { (timer as! TolerantTimer).storedTolerance = stored }
-                self.place(timer, filing)
+                return (.movedToNewDeadline, self.file(timer, filing))
             }
             return (.movedToNewDeadline, self.armIfEarlier(than: self.wakeInstant(of: timer, filing)))
         }

@@ -56,11 +56,13 @@ extension TimerService {
 
         /// Holds `timer` until its deadline's tick. The timer must not be in the wheel.
         ///
+        /// - Returns: The last tick of its window (`Timer.latestTick`): the latest wake-up it needs.
         /// - Complexity: O(1), no allocation once its slot has been used before.
-        func insert(_ timer: Timer) {
+        @discardableResult
+        func insert(_ timer: Timer) -> UInt64 {
             assert(!timer.isWaiting, "internal inconsistency: inserting a timer that is in the wheel")
-            self.link(Unmanaged.passRetained(timer), at: self.dueTick(of: timer))
             self.count += 1
+            return self.link(Unmanaged.passRetained(timer), at: self.dueTick(of: timer))
         }
 
         /// Takes `timer` out of the wheel; `false` when it was not in it.
@@ -202,10 +204,12 @@ extension TimerService {
             max(self.clock.tickAtOrAfter(timer.deadline), self.currentTick &+ 1)
         }
 
-        /// Appends `node` to the tail of the slot `due` maps to from `currentTick`. Takes no retain
+        /// Appends `node` to the tail of the slot `due` maps to from `currentTick`, and returns the
+        /// last tick of its window. Takes no retain
         /// (neither do the link updates: `_withUnsafeGuaranteedRef`, every timer linked being
         /// held by the wheel's own retain).
-        private func link(_ node: Unmanaged<Timer>, at due: UInt64) {
+        @discardableResult
+        private func link(_ node: Unmanaged<Timer>, at due: UInt64) -> UInt64 {
             let level = WheelLevel.level(for: due, now: self.currentTick)
             let slot = WheelLevel.slot(for: due, level: level)
             let flat = level &* WheelLevel.slotsPerLevel &+ slot
@@ -221,6 +225,7 @@ extension TimerService {
             tail._withUnsafeGuaranteedRef { $0.next = node }
             anchor._withUnsafeGuaranteedRef { $0.previous = node }
             if tail.toOpaque() == anchor.toOpaque() { self.occupied[level] |= 1 << UInt64(slot) }
+            return latest
         }
 
         /// Takes `timer` out of its slot list, clearing the slot's bit when it was the last.

@@ -160,7 +160,8 @@ enum TimerRows {
         let count = 100_000
         func add<T: TimerPeer>(_ peer: T.Type) {
             guard let result = available(T.self, in: &fire, { Self.fire(runner, T.self, count: count) }) else {
-                lateness.notes.append(fire.notes.last!)
+                // A peer that cannot be measured says why on both rows; one left out says nothing.
+                if T.unavailableReason != nil, Runner.selectedPeers.contains(T.column) { lateness.notes.append(fire.notes.last!) }
                 return
             }
             fire.values[T.column] = result.cpuPerTimer
