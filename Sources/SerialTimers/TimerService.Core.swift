@@ -135,13 +135,15 @@ extension TimerService {
         /// in a turn of this service: the one case where a fired one-shot timer can be re-armed.
         private func runningCallback(of timer: Timer) -> Callback? {
             // `running` is touched only by this service's turns; `isCurrent` says we are in one.
-            guard self.scheduler.isCurrent, let firing = self.running.current, firing.timer === timer else { return nil }
+            guard self.scheduler.isCurrent, let firing = self.running.current, firing.timer === timer else {
+                return nil
+            }
             return firing.callback
         }
 
-        private func rearmFired(_ timer: Timer, callback: Callback, to deadline: MonotonicInstant, now: MonotonicInstant)
-            -> TimerReschedule
-        {
+        private func rearmFired(
+            _ timer: Timer, callback: Callback, to deadline: MonotonicInstant, now: MonotonicInstant
+        ) -> TimerReschedule {
             let nowTick = self.clock.tickAtOrBefore(now)
             var aftermath = Aftermath()
             let outcome = self.state.withLock { state in
@@ -169,7 +171,8 @@ extension TimerService {
             let limit = self.callbacksPerTurn
             var aftermath = Aftermath()
             let turn: Turn? = self.state.withLock { state in
-                guard let (turn, arm) = state.wake(generation: generation, now: now, nowTick: nowTick, limit: limit) else {
+                let woken = state.wake(generation: generation, now: now, nowTick: nowTick, limit: limit)
+                guard let (turn, arm) = woken else {
                     return nil  // a stale wake-up: superseded or stopped
                 }
                 self.arm(arm, in: &state, &aftermath)

@@ -74,7 +74,7 @@ extension TimerService {
         /// The earliest deadline held, or `nil` when empty; drops stale entries on top.
         mutating func earliestDeadline() -> MonotonicInstant? {
             while let top = self.entries.first {
-                if self.isLive(top) { return top.deadline == .max ? .distantFuture : MonotonicInstant(nanoseconds: top.deadline) }
+                if self.isLive(top) { return MonotonicInstant(nanoseconds: top.deadline) }
                 self.popTop()
             }
             return nil
@@ -174,7 +174,8 @@ extension TimerService {
                 if self.isLive(entry) { live.insert(ObjectIdentifier(entry.timer)) }
             }
             if live.count != self.count {
-                fatalError("internal inconsistency: the precise heap holds \(live.count) live timers, count says \(self.count)")
+                fatalError(
+                    "internal inconsistency: the precise heap holds \(live.count) live timers, count says \(self.count)")
             }
             #endif
         }

@@ -147,7 +147,9 @@ extension TimerService {
             switch (wasPrecise, filing) {
             case (false, .wheel):
                 // Not moved: its window ends no earlier, and the armed wake-up came before that.
-                guard self.wheel.reschedule(timer, to: deadline, tolerance: stored) else { return (.movedToNewDeadline, nil) }
+                guard self.wheel.reschedule(timer, to: deadline, tolerance: stored) else {
+                    return (.movedToNewDeadline, nil)
+                }
             case (true, .precise):
                 if let stored { (timer as! TolerantTimer).storedTolerance = stored }
                 self.precise.move(timer, to: deadline)

@@ -297,10 +297,11 @@ extension TimerService {
                         // A timer filed past due waits for the next tick; a pushed-back one may sit
                         // in an earlier slot than its tick's, never a later one.
                         let due = self.dueTick(of: timer)
-                        if self.slotLatest[level * WheelLevel.slotsPerLevel + slot] > timer.latestTick(due: due, clock: self.clock) {
+                        let bound = self.slotLatest[level * WheelLevel.slotsPerLevel + slot]
+                        if bound > timer.latestTick(due: due, clock: self.clock) {
                             fatalError(
-                                "internal inconsistency: wheel level \(level) slot \(slot) may wake at tick "
-                                    + "\(self.slotLatest[level * WheelLevel.slotsPerLevel + slot]), after a timer's window ends")
+                                "internal inconsistency: wheel level \(level) slot \(slot) may wake at tick \(bound), "
+                                    + "after a timer's window ends, at tick \(timer.latestTick(due: due, clock: self.clock))")
                         }
                         if WheelLevel.start(level: level, slot: slot, now: self.currentTick) > due {
                             fatalError(
