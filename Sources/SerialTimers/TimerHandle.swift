@@ -34,18 +34,37 @@ public struct TimerHandle: Sendable {
     /// old one (`.firedAtOldDeadline`); never both, never neither. A repeating timer's
     /// schedule restarts from the new deadline.
     ///
+    /// **Fixed delay.** Called from the timer's own callback, a one-shot timer that has just
+    /// fired is armed again (`.movedToNewDeadline`, status back to `.pending`): it fires once
+    /// more, at the new deadline, with the same callback, as the kernel's `mod_timer` or
+    /// Tokio's `Sleep::reset` allow. From anywhere else, a timer already handed to
+    /// the scheduler stays fired (`.firedAtOldDeadline`), so a re-arm racing the firing never
+    /// makes it fire twice; and once its callback has returned, it is released. The callback
+    /// reaches its own handle through something it captures (the README's "fixed delay"
+    /// example keeps it in a `Mutex`).
+    ///
+    /// **Tolerance.** `nil` keeps the timer's tolerance; a value sets it, as in
+    /// `TimerService.schedule(after:tolerance:_:)`. A timer scheduled without one has no room
+    /// to keep more than a tick: given less it is precise from now on; given a tick or more it
+    /// keeps its one tick, which is inside that window too (never early, only less coalesced).
+    ///
     /// - Complexity: O(1), one lock acquisition, no allocation; a scheduler call only when
-    ///   the new deadline comes before the armed wake-up.
+    ///   the new window ends before the armed wake-up. A precise timer: O(log p).
+    /// - Precondition: `tolerance` is not negative.
     @discardableResult
-    public func reschedule(after delay: Duration) -> TimerReschedule {
+    public func reschedule(after delay: Duration, tolerance: Duration? = nil) -> TimerReschedule {
         let now = self.service.scheduler.now
-        return self.service.core.reschedule(self.timer, to: now.advanced(by: delay), now: now)
+        return self.service.core.reschedule(
+            self.timer, to: now.advanced(by: delay), tolerance: tolerance?.toleranceNanoseconds(), now: now)
     }
 
-    /// Moves the timer's deadline to `deadline`; see `reschedule(after:)`.
+    /// Moves the timer's deadline to `deadline`; see `reschedule(after:tolerance:)`.
+    ///
+    /// - Precondition: `tolerance` is not negative.
     @discardableResult
-    public func reschedule(at deadline: MonotonicInstant) -> TimerReschedule {
-        self.service.core.reschedule(self.timer, to: deadline, now: self.service.scheduler.now)
+    public func reschedule(at deadline: MonotonicInstant, tolerance: Duration? = nil) -> TimerReschedule {
+        self.service.core.reschedule(
+            self.timer, to: deadline, tolerance: tolerance?.toleranceNanoseconds(), now: self.service.scheduler.now)
     }
 
     /// For a repeating timer: the periods skipped so far because their deadline had passed
@@ -66,7 +85,7 @@ public struct TimerHandle: Sendable {
 
     /// Whether the timer still waits in the wheel (neither due-and-taken, run, nor cancelled).
     public var isPending: Bool {
-        self.service.core.state.withLock { _ in self.timer.isInWheel }
+        self.service.core.state.withLock { _ in self.timer.isWaiting }
     }
 
     /// Where the timer stands: `.pending` until its one terminal status (`.fired`,

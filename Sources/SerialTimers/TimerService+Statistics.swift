@@ -8,8 +8,8 @@ extension TimerService: ServiceStatisticsReporting {
     /// Outcomes: `"fired"`, `"cancelled"`, `"stopped"`, `"schedulerShutDown"`, one per timer
     /// as its `TimerHandle.status`. A repeating timer is one item: its periods do not end it,
     /// only cancel, stop or shutdown do. `late` counts one-shot timers expired at a tick later
-    /// than the one their deadline rounds up to (more than one tick after their deadline, or
-    /// exactly one when it fell on a tick), measured when the wheel expired them. `wakeUps`
+    /// than the one their window ends in (for the default tolerance, the tick their deadline
+    /// rounds up to; for a precise timer, likewise), measured when the service expired them. `wakeUps`
     /// is `wakeUpCount`.
     public var serviceStatistics: ServiceStatistics {
         self.core.state.withLock { state in

@@ -18,6 +18,8 @@ extension TimerService {
         let state: LockedValue<State>
         /// The `whenShutDown` registration, withdrawn when the service stops.
         let subscription = LockedValue<ShutdownSubscription?>(nil)
+        /// The callback a turn is running, if any.
+        let running = RunningFiring()
 
         init(scheduler: any Scheduling, tickNanoseconds: UInt64, maximumPending: Int, callbacksPerTurn: Int) {
             self.scheduler = scheduler
@@ -78,7 +80,7 @@ extension TimerService {
             guard let arm else { return }
             do {
                 // Captures the core strongly: a stopped or released service cancels this wake-up.
-                let work = try self.scheduler.schedule(at: self.clock.instant(ofTick: arm.tick)) {
+                let work = try self.scheduler.schedule(at: arm.instant) {
                     self.wake(generation: arm.generation)
                 }
                 aftermath.replaced = state.armed(work)
@@ -109,12 +111,43 @@ extension TimerService {
             if let refusal = aftermath.refusal { throw .schedulerShutDown(refusal) }
         }
 
-        /// Moves `timer` to `deadline` in place (one lock trip, no allocation).
-        func reschedule(_ timer: Timer, to deadline: MonotonicInstant, now: MonotonicInstant) -> TimerReschedule {
+        /// Moves `timer` to `deadline` in place, with a new tolerance (nanoseconds) unless
+        /// `tolerance` is `nil` (one lock trip, no allocation).
+        func reschedule(
+            _ timer: Timer, to deadline: MonotonicInstant, tolerance: UInt64? = nil, now: MonotonicInstant
+        ) -> TimerReschedule {
             let nowTick = self.clock.tickAtOrBefore(now)
             var aftermath = Aftermath()
             let outcome = self.state.withLock { state in
-                let (outcome, arm) = state.reschedule(timer, to: deadline, nowTick: nowTick)
+                let (outcome, arm) = state.reschedule(timer, to: deadline, tolerance: tolerance, nowTick: nowTick)
+                self.arm(arm, in: &state, &aftermath)
+                return outcome
+            }
+            aftermath.finish(self)
+            if aftermath.refusal != nil { return .ended(self.status(of: timer)) }
+            if outcome == .firedAtOldDeadline, let callback = self.runningCallback(of: timer) {
+                return self.rearmFired(timer, callback: callback, to: deadline, now: now)
+            }
+            return outcome
+        }
+
+        /// `timer`'s callback when the caller is that very callback (or code it calls), running
+        /// in a turn of this service: the one case where a fired one-shot timer can be re-armed.
+        private func runningCallback(of timer: Timer) -> Callback? {
+            // `running` is touched only by this service's turns; `isCurrent` says we are in one.
+            guard self.scheduler.isCurrent, let firing = self.running.current, firing.timer === timer else {
+                return nil
+            }
+            return firing.callback
+        }
+
+        private func rearmFired(
+            _ timer: Timer, callback: Callback, to deadline: MonotonicInstant, now: MonotonicInstant
+        ) -> TimerReschedule {
+            let nowTick = self.clock.tickAtOrBefore(now)
+            var aftermath = Aftermath()
+            let outcome = self.state.withLock { state in
+                let (outcome, arm) = state.rearmFired(timer, callback: callback, to: deadline, nowTick: nowTick)
                 self.arm(arm, in: &state, &aftermath)
                 return outcome
             }
@@ -133,11 +166,13 @@ extension TimerService {
         }
 
         private func wake(generation: UInt64) {
-            let nowTick = self.clock.tickAtOrBefore(self.scheduler.now)
+            let now = self.scheduler.now
+            let nowTick = self.clock.tickAtOrBefore(now)
             let limit = self.callbacksPerTurn
             var aftermath = Aftermath()
             let turn: Turn? = self.state.withLock { state in
-                guard let (turn, arm) = state.wake(generation: generation, nowTick: nowTick, limit: limit) else {
+                let woken = state.wake(generation: generation, now: now, nowTick: nowTick, limit: limit)
+                guard let (turn, arm) = woken else {
                     return nil  // a stale wake-up: superseded or stopped
                 }
                 self.arm(arm, in: &state, &aftermath)
@@ -167,8 +202,20 @@ extension TimerService {
                     self.stop(.schedulerShutDown(error))  // the due timers left end unrun, with the reason
                 }
             }
-            for callback in turn.batch { callback.body() }
+            for firing in turn.batch {
+                self.running.current = firing
+                firing.callback.body()
+            }
+            self.running.current = nil
         }
+    }
+}
+
+extension TimerService {
+    /// The callback a turn of the service is running. Written and read only in the service's
+    /// turns, one at a time on its scheduler (readers check `isCurrent` first): no lock.
+    final class RunningFiring: @unchecked Sendable {
+        var current: Firing?
     }
 }
 

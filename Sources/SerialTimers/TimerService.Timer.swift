@@ -27,8 +27,16 @@ extension TimerService {
             self.stage = stage
         }
 
-        /// Whether the timer waits in the wheel (not yet due, or due and not yet expired).
-        final var isInWheel: Bool { self.next != nil }
+        /// Whether the timer waits in the wheel or the precise heap (not yet due, or due and not
+        /// yet expired). A timer in the precise heap has `next` set to the heap's marker.
+        final var isWaiting: Bool { self.next != nil }
+
+        /// The last tick the wheel may expire this timer at, given `due`, the tick it is filed
+        /// at: `due` itself for the default tolerance of one tick (see `TolerantTimer`).
+        func latestTick(due: UInt64, clock: TickClock) -> UInt64 { due }
+
+        /// The tolerance asked for, in nanoseconds, or `nil` for the default (one tick).
+        func tolerance() -> UInt64? { nil }
 
         /// The callback, if the timer is still pending.
         final var callback: Callback? {
@@ -64,9 +72,17 @@ extension TimerService {
         let body: @Sendable () -> Void
     }
 
+    /// A callback handed to a scheduler turn, with its timer: while it runs, the turn names it
+    /// (`Core.running`), so a callback that re-arms its own one-shot timer (fixed delay) is
+    /// told apart from a re-arm that races the firing.
+    struct Firing {
+        let timer: Timer
+        let callback: Callback
+    }
+
     /// A `schedule(every:)` timer: fixed rate, every deadline computed from the first one
     /// (`first + index × period`), so rounding never accumulates into drift.
-    final class RepeatingTimer: Timer, @unchecked Sendable {  // under the core's lock
+    final class RepeatingTimer: TolerantTimer, @unchecked Sendable {  // under the core's lock
         let periodNanoseconds: UInt64
         var first: MonotonicInstant
         /// Which period `deadline` is: `first + index × period`.
@@ -74,10 +90,13 @@ extension TimerService {
         var fired = 0
         var skipped = 0
 
-        init(periodNanoseconds: UInt64, first: MonotonicInstant, callback: @escaping @Sendable () -> Void) {
+        init(
+            periodNanoseconds: UInt64, first: MonotonicInstant, tolerance: UInt64?,
+            callback: @escaping @Sendable () -> Void
+        ) {
             self.periodNanoseconds = periodNanoseconds
             self.first = first
-            super.init(deadline: first, stage: .pending(callback))
+            super.init(deadline: first, tolerance: tolerance, stage: .pending(callback))
         }
 
         /// Restarts the schedule from `deadline` (a reschedule; the wheel sets `deadline`).

@@ -36,11 +36,15 @@ extension TimerService {
         @exclusivity(unchecked) private var anchors: [Unmanaged<Anchor>?]
         /// Per level: bit `s` set exactly when slot `s` of that level is non-empty.
         @exclusivity(unchecked) private var occupied: [UInt64]
+        /// Per `level * 64 + slot`, while the slot is non-empty: at most the earliest `latestTick`
+        /// of its timers (exact until one leaves or is pushed back). `nextWakeTick` reads it.
+        @exclusivity(unchecked) private var slotLatest: [UInt64]
 
         init(clock: TickClock) {
             self.clock = clock
             self.anchors = Array(repeating: nil, count: WheelLevel.count * WheelLevel.slotsPerLevel)
             self.occupied = Array(repeating: 0, count: WheelLevel.count)
+            self.slotLatest = Array(repeating: .max, count: WheelLevel.count * WheelLevel.slotsPerLevel)
         }
 
         deinit {
@@ -52,11 +56,13 @@ extension TimerService {
 
         /// Holds `timer` until its deadline's tick. The timer must not be in the wheel.
         ///
+        /// - Returns: The last tick of its window (`Timer.latestTick`): the latest wake-up it needs.
         /// - Complexity: O(1), no allocation once its slot has been used before.
-        func insert(_ timer: Timer) {
-            assert(!timer.isInWheel, "internal inconsistency: inserting a timer that is in the wheel")
-            self.link(Unmanaged.passRetained(timer), at: self.dueTick(of: timer))
+        @discardableResult
+        func insert(_ timer: Timer) -> UInt64 {
+            assert(!timer.isWaiting, "internal inconsistency: inserting a timer that is in the wheel")
             self.count += 1
+            return self.link(Unmanaged.passRetained(timer), at: self.dueTick(of: timer))
         }
 
         /// Takes `timer` out of the wheel; `false` when it was not in it.
@@ -64,29 +70,64 @@ extension TimerService {
         /// - Complexity: O(1).
         @discardableResult
         func remove(_ timer: Timer) -> Bool {
-            guard timer.isInWheel else { return false }
+            guard timer.isWaiting else { return false }
             self.unlink(timer)
             self.count -= 1
             Unmanaged.passUnretained(timer).release()  // the wheel's retain
             return true
         }
 
-        /// Gives a timer in the wheel a new deadline, earlier or later.
+        /// Gives a timer in the wheel a new deadline, earlier or later, and a new tolerance when
+        /// `tolerance` is not `nil` (a `TolerantTimer` only; `.max` for the default).
         ///
-        /// A later deadline is only written down: the timer stays where it is, and when its
-        /// slot comes up, `advance` reads the deadline, finds it not due and files it again
-        /// further on. Pushing an idle timeout back on every packet touches only the timer
-        /// (not its neighbours), and a timer pushed back many times moves once. An earlier
-        /// deadline moves the timer at once, so it is never late.
+        /// A later deadline (whose window ends no earlier) is only written down: the timer stays
+        /// where it is, and when its slot comes up, `advance` reads the deadline, finds it not due
+        /// and files it again further on. Pushing an idle timeout back on every packet touches
+        /// only the timer (not its neighbours), and a timer pushed back many times moves once.
+        /// An earlier deadline or window end moves the timer at once, so it is never late.
         ///
+        /// - Returns: Whether the timer moved (its window now ends earlier): only then may the
+        ///   service need an earlier wake-up.
         /// - Complexity: O(1), no allocation once its new slot has been used before.
-        func reschedule(_ timer: Timer, to deadline: MonotonicInstant) {
-            assert(timer.isInWheel, "internal inconsistency: moving a timer that is not in the wheel")
-            let later = self.clock.tickAtOrAfter(deadline) >= self.clock.tickAtOrAfter(timer.deadline)
+        @discardableResult
+        func reschedule(_ timer: Timer, to deadline: MonotonicInstant, tolerance: UInt64? = nil) -> Bool {
+            assert(timer.isWaiting, "internal inconsistency: moving a timer that is not in the wheel")
+            let oldDue = self.dueTick(of: timer)
+            let oldLatest = timer.latestTick(due: oldDue, clock: self.clock)
             timer.deadline = deadline
-            guard !later else { return }  // it sits in a slot that starts no later than its new tick
+            if let tolerance { (timer as! TolerantTimer).storedTolerance = tolerance }
+            let due = self.dueTick(of: timer)
+            // Still in a slot that starts no later than its new tick, and its slot's bound holds.
+            guard due < oldDue || timer.latestTick(due: due, clock: self.clock) < oldLatest else { return false }
             self.unlink(timer)
-            self.link(Unmanaged.passUnretained(timer), at: self.dueTick(of: timer))  // keeps the wheel's retain
+            self.link(Unmanaged.passUnretained(timer), at: due)  // keeps the wheel's retain
+            return true
+        }
+
+        /// The tick to wake at for the wheel: the earliest `latestTick` among its timers (a lower
+        /// bound of it, after removals), or `nil` when empty. Waking there and advancing to it is
+        /// never late for any timer and expires every timer due by then, so timers whose windows
+        /// overlap that tick share the wake-up.
+        ///
+        /// - Complexity: O(levels) plus one step per occupied slot that starts before the answer:
+        ///   two steps when the first slot holds default timers, about tolerance ÷ tick when it
+        ///   holds coalesced ones; at most levels × slots.
+        var nextWakeTick: UInt64? {
+            var best = UInt64.max
+            var found = false
+            for level in 0..<WheelLevel.count {
+                var bits = self.occupied[level]
+                while bits != 0 {
+                    let slot = bits.trailingZeroBitCount
+                    // Slots come in time order (lower levels first, then by bit): none after this
+                    // one can start, hence hold a timer due, before `best`.
+                    if found, WheelLevel.start(level: level, slot: slot, now: self.currentTick) >= best { return best }
+                    best = min(best, self.slotLatest[level &* WheelLevel.slotsPerLevel &+ slot])
+                    found = true
+                    bits &= bits &- 1
+                }
+            }
+            return found ? best : nil
         }
 
         /// The first tick of the earliest non-empty slot, or `nil` when the wheel is empty; see
@@ -163,12 +204,18 @@ extension TimerService {
             max(self.clock.tickAtOrAfter(timer.deadline), self.currentTick &+ 1)
         }
 
-        /// Appends `node` to the tail of the slot `due` maps to from `currentTick`. Takes no retain
+        /// Appends `node` to the tail of the slot `due` maps to from `currentTick`, and returns the
+        /// last tick of its window. Takes no retain
         /// (neither do the link updates: `_withUnsafeGuaranteedRef`, every timer linked being
         /// held by the wheel's own retain).
-        private func link(_ node: Unmanaged<Timer>, at due: UInt64) {
+        @discardableResult
+        private func link(_ node: Unmanaged<Timer>, at due: UInt64) -> UInt64 {
             let level = WheelLevel.level(for: due, now: self.currentTick)
             let slot = WheelLevel.slot(for: due, level: level)
+            let flat = level &* WheelLevel.slotsPerLevel &+ slot
+            let latest = node._withUnsafeGuaranteedRef { $0.latestTick(due: due, clock: self.clock) }
+            let wasEmpty = self.occupied[level] & (1 << UInt64(slot)) == 0
+            self.slotLatest[flat] = wasEmpty ? latest : min(self.slotLatest[flat], latest)
             let anchor = Unmanaged<Timer>.fromOpaque(self.anchor(level: level, slot: slot).toOpaque())
             let tail = anchor._withUnsafeGuaranteedRef { $0.previous! }
             node._withUnsafeGuaranteedRef {
@@ -178,6 +225,7 @@ extension TimerService {
             tail._withUnsafeGuaranteedRef { $0.next = node }
             anchor._withUnsafeGuaranteedRef { $0.previous = node }
             if tail.toOpaque() == anchor.toOpaque() { self.occupied[level] |= 1 << UInt64(slot) }
+            return latest
         }
 
         /// Takes `timer` out of its slot list, clearing the slot's bit when it was the last.
@@ -249,6 +297,12 @@ extension TimerService {
                         // A timer filed past due waits for the next tick; a pushed-back one may sit
                         // in an earlier slot than its tick's, never a later one.
                         let due = self.dueTick(of: timer)
+                        let bound = self.slotLatest[level * WheelLevel.slotsPerLevel + slot]
+                        if bound > timer.latestTick(due: due, clock: self.clock) {
+                            fatalError(
+                                "internal inconsistency: wheel level \(level) slot \(slot) may wake at tick \(bound), "
+                                    + "after a timer's window ends, at tick \(timer.latestTick(due: due, clock: self.clock))")
+                        }
                         if WheelLevel.start(level: level, slot: slot, now: self.currentTick) > due {
                             fatalError(
                                 "internal inconsistency: a timer due at tick \(due) sits in level \(level) slot \(slot), "

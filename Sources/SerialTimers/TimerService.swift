@@ -11,16 +11,20 @@ import SerialCore
 /// ```
 ///
 /// **Wake-ups.** The service keeps at most one delayed wake-up armed on its scheduler, for the
-/// wheel's next occupied slot (`TimingWheel.nextExpiry`), and none when no timer was ever
-/// pending. Scheduling re-arms only when the new timer's slot comes before the armed one, so
-/// a stream of timers further out costs no scheduler call. Cancelling never re-arms: a
-/// wake-up left for a cancelled timer runs once, finds nothing due, and re-arms for what is
-/// left, if anything. Far timers cost no wake-ups until their slot approaches: at most one
-/// per wheel level on their way down, typically only the one when they are due.
+/// earliest end of a waiting timer's window, and none when no timer is pending. Scheduling
+/// re-arms only when the new timer's window ends before the armed wake-up, so a stream of
+/// timers further out costs no scheduler call. Cancelling never re-arms: a wake-up left for a
+/// cancelled timer runs once, finds nothing due, and re-arms for what is left, if anything.
+/// A wake-up fires every timer whose window has begun: timers whose windows overlap share it.
 ///
-/// **Time.** A deadline is rounded up to the service's tick: a callback never runs before its
-/// deadline, and, on a punctual scheduler, at most one tick after it. Ticks count from the
-/// scheduler's `now` when the service was created.
+/// **Time and tolerance.** A timer fires within [deadline, deadline + tolerance], never early
+/// (on a scheduler that runs its wake-ups on time). The default tolerance is one tick: the
+/// deadline rounds up to the service's tick, and timers waiting in a wheel of ticks cost O(1).
+/// A tolerance under one tick (`.zero` included) is precise: such timers wait in a heap by
+/// exact deadline, beside the wheel, and the service wakes at that deadline. A tolerance of a
+/// tick or more lets the wake-up move to the last tick of the window, where it is shared. See
+/// `schedule(after:tolerance:_:)`. Ticks count from the scheduler's `now` when the service
+/// was created.
 ///
 /// **Threads.** `schedule`, `cancel`, `pendingCount` and `stop` may be called from any thread,
 /// including from callbacks. The wheel sits behind a mutex; decisions are made under it and
@@ -46,9 +50,11 @@ import SerialCore
 /// `.schedulerShutDown`. A `schedule` call whose wake-up is refused throws it too (its timer
 /// ended with the others).
 ///
-/// - Complexity: `schedule` and `cancel` are O(1) whatever the number of pending timers:
-///   a wheel insert or unlink under the lock, and one allocation (the timer, which is its own
-///   wheel node: 64 bytes of heap per pending timer, plus whatever its callback captures).
+/// - Complexity: `schedule`, `reschedule` and `cancel` are O(1) whatever the number of pending
+///   timers: a wheel insert or unlink under the lock, and one allocation (the timer, which is
+///   its own wheel node: 64 bytes of heap per pending timer with the default tolerance, 80 with
+///   a tolerance given, plus whatever its callback captures). A precise timer costs O(log p) to
+///   schedule or move among p precise timers, O(1) to cancel.
 public final class TimerService: Sendable {
     /// The scheduler callbacks run on.
     public let scheduler: any Scheduling
@@ -98,37 +104,63 @@ public final class TimerService: Sendable {
     }
 
     /// Runs `callback` on the scheduler once `delay` has passed (a delay of zero or less: at
-    /// the next tick).
+    /// the next tick, or at once with a tolerance under a tick).
+    ///
+    /// **Tolerance.** The callback runs within [deadline, deadline + `tolerance`], never
+    /// early (on a scheduler that wakes on time: a busy one delays it further).
+    /// - `nil`, the default: one tick. The timer fires at the tick its deadline rounds up to,
+    ///   with every timer due in that tick: cheap, and right for idle timeouts and heartbeats.
+    /// - Under one tick, `.zero` included: precise. The service wakes at the exact deadline
+    ///   (as close to it as the scheduler wakes), for retries, pacing, rate limits and frame
+    ///   clocks. Costs a wake-up per distinct deadline and O(log p) to schedule or move
+    ///   among p precise timers.
+    /// - A tick or more: coalesced. The service wakes at the last tick inside the window and
+    ///   fires every timer whose window has begun by then, so timers whose windows overlap
+    ///   share one wake-up: 100k timers spread over a second with 10 ms of tolerance wake it
+    ///   about 100 times, not 1,000.
     ///
     /// - Returns: A handle whose `cancel()` prevents the callback and whose `status` tells how
     ///   the timer ended.
     /// - Throws: `.stopped` after `stop()`; `.schedulerShutDown` once the scheduler is gone;
     ///   `.tooManyPending` when `maximumPending` timers wait.
     /// - Complexity: O(1): a wheel insert under the lock, plus a scheduler call only when
-    ///   this timer is due before the armed wake-up. Allocates the timer (64 bytes; the handle
-    ///   is a struct).
+    ///   this timer's window ends before the armed wake-up. Allocates the timer (64 bytes with
+    ///   the default tolerance, 80 with one given; the handle is a struct). A precise timer:
+    ///   O(log p), p the precise timers pending.
+    /// - Precondition: `tolerance` is not negative; that traps, naming it.
     @discardableResult
     public func schedule(
-        after delay: Duration, _ callback: @escaping @Sendable () -> Void
+        after delay: Duration, tolerance: Duration? = nil, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
         let now = self.scheduler.now
-        let timer = Timer(deadline: now.advanced(by: delay), stage: .pending(WorkContext.bind(callback)))
+        let timer = Self.timer(deadline: now.advanced(by: delay), tolerance: tolerance, WorkContext.bind(callback))
         try self.core.insert(timer, now: now)
         return TimerHandle(service: self, timer: timer)
     }
 
-    /// Runs `callback` on the scheduler at or after `deadline` (a past deadline: at the next tick).
+    /// Runs `callback` on the scheduler at or after `deadline` (a past deadline: at the next
+    /// tick, or at once with a tolerance under a tick), within `tolerance` after it; see
+    /// `schedule(after:tolerance:_:)`.
     ///
     /// - Returns: A handle whose `cancel()` prevents the callback.
-    /// - Throws: as `schedule(after:_:)`.
-    /// - Complexity: O(1), as `schedule(after:_:)`.
+    /// - Throws: as `schedule(after:tolerance:_:)`.
+    /// - Complexity: as `schedule(after:tolerance:_:)`.
+    /// - Precondition: `tolerance` is not negative.
     @discardableResult
     public func schedule(
-        at deadline: MonotonicInstant, _ callback: @escaping @Sendable () -> Void
+        at deadline: MonotonicInstant, tolerance: Duration? = nil, _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
-        let timer = Timer(deadline: deadline, stage: .pending(WorkContext.bind(callback)))
+        let timer = Self.timer(deadline: deadline, tolerance: tolerance, WorkContext.bind(callback))
         try self.core.insert(timer, now: self.scheduler.now)
         return TimerHandle(service: self, timer: timer)
+    }
+
+    /// A one-shot timer: the 64-byte default one, or one that carries its tolerance.
+    private static func timer(
+        deadline: MonotonicInstant, tolerance: Duration?, _ callback: @escaping @Sendable () -> Void
+    ) -> Timer {
+        guard let tolerance else { return Timer(deadline: deadline, stage: .pending(callback)) }
+        return TolerantTimer(deadline: deadline, tolerance: tolerance.toleranceNanoseconds(), stage: .pending(callback))
     }
 
     /// Runs `callback` on the scheduler every `period`, the first time at `first` (by
@@ -149,19 +181,24 @@ public final class TimerService: Sendable {
     /// - Parameters:
     ///   - period: the interval; at least one nanosecond.
     ///   - first: the first deadline.
+    ///   - tolerance: how late each period may run, as in `schedule(after:tolerance:_:)`
+    ///     (`nil`: one tick; `.zero`: precise).
     ///   - callback: runs on the scheduler once per period that is not skipped.
-    /// - Throws: as `schedule(after:_:)`.
-    /// - Complexity: O(1); allocates the timer (one object, with its schedule).
+    /// - Throws: as `schedule(after:tolerance:_:)`.
+    /// - Complexity: O(1) (O(log p) precise); allocates the timer (one object, with its schedule).
+    /// - Precondition: `period` is at least one nanosecond and `tolerance` is not negative.
     @discardableResult
     public func schedule(
-        every period: Duration, startingAt first: MonotonicInstant? = nil, _ callback: @escaping @Sendable () -> Void
+        every period: Duration, startingAt first: MonotonicInstant? = nil, tolerance: Duration? = nil,
+        _ callback: @escaping @Sendable () -> Void
     ) throws(TimerServiceError) -> TimerHandle {
         let nanoseconds = period.saturatingNanoseconds
         if nanoseconds < 1 { TimersMisuse.invalidPeriod(period) }
         let now = self.scheduler.now
         let deadline = first ?? now.advanced(by: period)
         let timer = RepeatingTimer(
-            periodNanoseconds: UInt64(nanoseconds), first: deadline, callback: WorkContext.bind(callback))
+            periodNanoseconds: UInt64(nanoseconds), first: deadline, tolerance: tolerance?.toleranceNanoseconds(),
+            callback: WorkContext.bind(callback))
         try self.core.insert(timer, now: now)
         return TimerHandle(service: self, timer: timer)
     }

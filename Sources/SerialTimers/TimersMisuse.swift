@@ -38,6 +38,14 @@ enum TimersMisuse {
     }
 
     @inline(never)
+    static func negativeTolerance(_ tolerance: Duration) -> Never {
+        fatalError("""
+            TimerService: tolerance \(tolerance) is negative; a timer never fires before its deadline. \
+            Pass .zero for a precise timer, more to let its wake-up be shared, or nil for one tick.
+            """)
+    }
+
+    @inline(never)
     static func invalidMaximumPending(_ value: Int) -> Never {
         fatalError("""
             TimerService(maximumPending: \(value)): the maximum must be at least 1. \

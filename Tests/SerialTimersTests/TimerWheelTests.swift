@@ -6,7 +6,9 @@ import SerialTesting
 import Testing
 
 /// `TimerService.Wheel` (the intrusive wheel the service keeps its timers in), checked step by
-/// step against a sorted array, plus the per-timer memory it was built for.
+/// step against a sorted array, plus the per-timer memory it was built for. Half the timers
+/// carry a tolerance of a tick or more: the wheel's `nextWakeTick` must never be later than the
+/// end of any waiting timer's window, and a driver that wakes there fires each timer inside it.
 @Suite("TimerService's intrusive wheel")
 struct TimerWheelTests {
     typealias Timer = TimerService.Timer
@@ -30,6 +32,12 @@ struct TimerWheelTests {
         var timers: [Timer] = []
         var ids: [ObjectIdentifier: Int] = [:]
         var dueOf: [Int: UInt64] = [:]
+        /// Default (one tick) or a tolerance of 1 to 50 ticks, not on a tick boundary.
+        func randomTolerance() -> UInt64? {
+            Bool.random(using: &random) ? nil : UInt64.random(in: Self.tickNanoseconds..<50 * Self.tickNanoseconds, using: &random)
+        }
+        /// The last tick `id` may expire at: the end of its window.
+        func latest(_ id: Int) -> UInt64 { timers[id].latestTick(due: dueOf[id]!, clock: clock) }
         /// A deadline spread over several levels, some in the past, not on a tick boundary.
         func randomDeadline() -> (MonotonicInstant, UInt64) {
             let scale = [2, 64, 4_096, 262_144, 20_000_000][Int.random(in: 0..<5, using: &random)]
@@ -42,7 +50,9 @@ struct TimerWheelTests {
             switch Int.random(in: 0..<(moves ? 12 : 10), using: &random) {
             case 0..<5:
                 let (deadline, tick) = randomDeadline()
-                let timer = Timer(deadline: deadline, stage: .pending {})
+                let tolerance = randomTolerance()
+                let timer = tolerance.map { TimerService.TolerantTimer(deadline: deadline, tolerance: $0, stage: .pending {}) }
+                    ?? Timer(deadline: deadline, stage: .pending {})
                 ids[ObjectIdentifier(timer)] = timers.count
                 model.file(id: timers.count, due: tick)
                 dueOf[timers.count] = max(tick, model.now + 1)
@@ -56,16 +66,19 @@ struct TimerWheelTests {
                 guard !timers.isEmpty else { continue }
                 let id = Int.random(in: 0..<timers.count, using: &random)
                 guard model.remove(id: id) else {
-                    #expect(!timers[id].isInWheel, context)
+                    #expect(!timers[id].isWaiting, context)
                     continue
                 }
                 let (deadline, tick) = randomDeadline()
-                wheel.reschedule(timers[id], to: deadline)
+                wheel.reschedule(timers[id], to: deadline, tolerance: timers[id] is TimerService.TolerantTimer ? randomTolerance() ?? .max : nil)
                 model.file(id: id, due: tick)
                 dueOf[id] = max(tick, model.now + 1)
             default:
                 let target: UInt64
-                if Bool.random(using: &random), let next = wheel.nextExpiry {
+                let toWake = Int.random(in: 0..<3, using: &random)
+                if toWake == 0, let next = wheel.nextWakeTick {
+                    target = next  // a driver's wake-up: nothing may expire after its window
+                } else if toWake == 1, let next = wheel.nextExpiry {
                     target = next
                 } else {
                     target = model.now + UInt64.random(in: 0..<[8, 500, 70_000][step % 3], using: &random)
@@ -81,11 +94,17 @@ struct TimerWheelTests {
                 } else {
                     #expect(got == expected, context)
                 }
-                #expect(expired.allSatisfy { !$0.isInWheel }, context)
+                #expect(expired.allSatisfy { !$0.isWaiting }, context)
+                if toWake == 0 {
+                    for id in got { #expect(latest(id) >= target, "timer \(id) expired after its window; \(context)") }
+                }
             }
             #expect(wheel.count == model.entries.count, context)
             if let next = wheel.nextExpiry, let earliest = model.entries.first?.due {
                 #expect(next <= earliest && next > model.now, context)
+                let wake = wheel.nextWakeTick ?? .max
+                let windowsEnd = model.entries.map { latest($0.id) }.min()!
+                #expect(wake >= next && wake <= windowsEnd && wake > model.now, "wake \(wake), windows end \(windowsEnd); \(context)")
             } else {
                 #expect(wheel.nextExpiry == nil && model.entries.isEmpty, context)
             }

@@ -23,6 +23,21 @@ struct TimersCrashTests {
         }.map { Self.expectTrap("TimerService(tick: ", $0) }
     }
 
+    @Test func aNegativeToleranceTraps() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let timers = TimerService(scheduler: VirtualScheduler())
+            _ = try? timers.schedule(after: .seconds(1), tolerance: .milliseconds(-1)) {}
+        }.map { Self.expectTrap("TimerService: tolerance -0.001 seconds is negative; a timer never fires before", $0) }
+    }
+
+    @Test func aNegativeToleranceOnRescheduleTraps() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let timers = TimerService(scheduler: VirtualScheduler())
+            let handle = try? timers.schedule(after: .seconds(1)) {}
+            _ = handle?.reschedule(after: .seconds(2), tolerance: .nanoseconds(-5))
+        }.map { Self.expectTrap("is negative; a timer never fires before its deadline", $0) }
+    }
+
     @Test func zeroCallbacksPerTurnTraps() async {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = TimerService(scheduler: VirtualScheduler(), callbacksPerTurn: 0)

@@ -35,6 +35,39 @@ struct TimersRealTimeTests {
         timers.stop()
     }
 
+    /// Tolerance zero on a real queue, with a busy-loop thread competing for the cores: every
+    /// callback runs at or after its deadline and within 50 ms of it (a correctness bound,
+    /// not a speed figure: on a quiet machine it is tens of microseconds, see the README).
+    @Test(arguments: QueueMode.allCases) func preciseTimersAreNeverEarlyAndWithinFiftyMillisecondsUnderLoad(mode: QueueMode) throws {
+        let queue = mode.queue(label: "timers-precise")
+        let timers = TimerService(scheduler: queue, tick: .milliseconds(100))  // coarser than the bound: the deadline counts
+        let bound: Duration = .milliseconds(50)
+        let count = 200
+        let lateness = CallbackRecorder<Duration>("precise timer lateness")
+        let observed = LockedValue<[Duration]>([])
+        let done = TestFlag()
+        runThreads(2) { index in
+            guard index == 1 else {
+                while !done.isSet {}  // a busy loop competing with the queue's worker for the cores
+                return
+            }
+            defer { done.set() }
+            var random = SeededRandom(seed: 24)
+            for _ in 0..<count {
+                let deadline = MonotonicInstant.now() + .microseconds(Int64.random(in: 500..<150_000, using: &random))
+                _ = try? timers.schedule(at: deadline, tolerance: .zero) { lateness.record(MonotonicInstant.now() - deadline) }
+            }
+            let seen = (try? lateness.wait(forCount: count, timeout: .seconds(10))) ?? []
+            observed.withLock { $0 = seen }
+        }
+        let seen = observed.withLock { $0 }
+        #expect(seen.count == count, "\(seen.count) of \(count) precise timers ran within 10 s")
+        #expect(seen.allSatisfy { $0 >= .zero }, "early by \(seen.filter { $0 < .zero })")
+        let worst = seen.max() ?? .zero
+        #expect(worst <= bound, "the latest precise timer ran \(worst) after its deadline (bound \(bound))")
+        timers.stop()
+    }
+
     @Test(arguments: QueueMode.allCases) func aCancelledTimerDoesNotFireWhileAnotherOneDoes(mode: QueueMode) {
         let queue = mode.queue(label: "timers-cancel")
         let timers = TimerService(scheduler: queue)

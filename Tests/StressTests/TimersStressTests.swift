@@ -34,6 +34,11 @@ struct TimersStressTests {
         }
     }
 
+    /// Default, precise (zero and under a tick) and coalesced, for a 100–200 µs tick.
+    static func randomTolerance(_ random: inout SeededRandom) -> Duration? {
+        [nil, .zero, .microseconds(50), .milliseconds(1)][Int.random(in: 0..<4, using: &random)]
+    }
+
     @Test(.serialized, arguments: QueueMode.allCases) func scheduleAndCancelFromManyThreadsWhileTimersFireEachTimerEndsExactlyOnce(mode: QueueMode) {
         let seed = StressConfiguration.seed()
         let perThread = StressConfiguration.iterations(3_000)
@@ -49,7 +54,7 @@ struct TimersStressTests {
                     let id = thread * perThread + step
                     let delay = Duration.microseconds(Int64.random(in: -100..<4_000, using: &random))
                     let deadline = MonotonicInstant.now() + delay
-                    guard let handle = try? timers.schedule(at: deadline, {
+                    guard let handle = try? timers.schedule(at: deadline, tolerance: Self.randomTolerance(&random), {
                         if MonotonicInstant.now() < deadline { tally.early.increment() }
                         tally.fire(id)
                     }) else { continue }
@@ -351,7 +356,8 @@ struct TimersStressTests {
                     let (id, handle) = handles[Int.random(in: 0..<handles.count, using: &random)]
                     let delay = Duration.microseconds(Int64.random(in: 0..<1_500, using: &random))
                     let deadline = MonotonicInstant.now() + delay
-                    switch handle.reschedule(at: deadline) {
+                    let tolerance = Bool.random(using: &random) ? Self.randomTolerance(&random) : nil
+                    switch handle.reschedule(at: deadline, tolerance: tolerance) {
                     case .movedToNewDeadline:
                         if firedOld.contains(id) { broken.increment() }  // moved after it had fired
                         movedTo.withLock { $0[id] = deadline.nanoseconds }

@@ -365,9 +365,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         guard self.state.mayStartSpinning else { return }
         self.state.startSpinning()
         self.spinningWorkerNudged.store(false, ordering: .relaxed)
+        // Delayed work falling due during the watch is work too: the watch ends then (a precise
+        // timer due a few microseconds after the last work would otherwise wait out the window).
+        let delayedDue = self.state.nextDelayedDeadline?.nanoseconds ?? .max
         self.openFastPathIfIdle()
         self.unlockState()
-        let deadline = ClockReads.monotonicNanoseconds() &+ Self.spinWindowNanoseconds
+        let deadline = min(ClockReads.monotonicNanoseconds() &+ Self.spinWindowNanoseconds, delayedDue)
         var nudged = false
         while !nudged && ClockReads.monotonicNanoseconds() < deadline {
             nudged = self.spinningWorkerNudged.load(ordering: .acquiring)

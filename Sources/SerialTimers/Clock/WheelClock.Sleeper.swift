@@ -38,7 +38,10 @@ extension WheelClock {
         }
 
         /// Arms the timer, or resumes at once when cancelled already or refused.
-        func start(_ continuation: UnsafeContinuation<Void, any Error>, timers: TimerService, deadline: MonotonicInstant) {
+        func start(
+            _ continuation: UnsafeContinuation<Void, any Error>, timers: TimerService, deadline: MonotonicInstant,
+            tolerance: Duration?
+        ) {
             let mayArm = self.state.withLock { state in
                 guard case .starting = state else { return false }
                 state = .arming(continuation)
@@ -52,7 +55,7 @@ extension WheelClock {
             let handle: TimerHandle
             do {
                 // The alarm belongs to the callback alone: its release tells whether the timer ran.
-                handle = try timers.schedule(at: deadline) { [alarm = Alarm(self)] in alarm.ring() }
+                handle = try timers.schedule(at: deadline, tolerance: tolerance) { [alarm = Alarm(self)] in alarm.ring() }
             } catch {
                 self.armingFailed(error)
                 return

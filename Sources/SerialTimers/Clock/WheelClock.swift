@@ -15,7 +15,8 @@ import SerialCore
 /// **Time.** Instants are `MonotonicInstant`s on the service's scheduler: `CLOCK_MONOTONIC` for
 /// a `SerialQueue` (the same epoch as Swift's `SuspendingClock` on Linux, so instants convert
 /// exactly), or virtual time for a `VirtualScheduler` (whose `clock` is one of these). A sleep
-/// never ends before its deadline; how late it may end is the timer service's tick.
+/// never ends before its deadline; how late it may end is its tolerance (the timer service's
+/// tick when `nil`; `.zero` for a precise sleep, see `TimerService`).
 ///
 /// **Failure.** A sleep the service refuses (stopped, its scheduler shut down, or
 /// `maximumPending` reached) throws that `TimerServiceError` at once; a sleep pending when the
@@ -52,12 +53,15 @@ public struct WheelClock: Clock, Sendable {
     /// The scheduler's current time.
     public var now: MonotonicInstant { self.timers.scheduler.now }
 
-    /// The wheel's tick: a sleep ends at most this much after its deadline on a punctual scheduler.
+    /// The wheel's tick: with the default tolerance, a sleep ends at most this much after its
+    /// deadline on a punctual scheduler.
     public var minimumResolution: Duration { self.timers.tick }
 
     /// Suspends the calling task until `deadline` (a past deadline: until the next tick).
     ///
-    /// - Parameter tolerance: how late the sleep may end; the service's tick today.
+    /// - Parameter tolerance: how late the sleep may end: `nil` for the service's default (one
+    ///   tick), `.zero` for as close to the deadline as the scheduler wakes; more lets sleeps
+    ///   share wake-ups.
     /// - Throws: `CancellationError` when the task is cancelled first (also before the call: then
     ///   nothing is armed); a `TimerServiceError` when the service refuses or ends the timer.
     /// - Complexity: O(1): one timer armed, and cancelled at once on cancellation.
@@ -66,7 +70,7 @@ public struct WheelClock: Clock, Sendable {
         let sleeper = Sleeper(observer: self.sleepObserver)
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
-                sleeper.start(continuation, timers: self.timers, deadline: deadline)
+                sleeper.start(continuation, timers: self.timers, deadline: deadline, tolerance: tolerance)
             }
         } onCancel: {
             sleeper.cancel()

@@ -47,10 +47,12 @@ public struct WheelDeadlineExceeded: Error, Hashable, Sendable, CustomStringConv
 ///
 /// - Parameters:
 ///   - deadline: when to cancel `operation`.
+///   - tolerance: how late the cancellation may come (`nil`: the service's tick; `.zero`: precise).
 ///   - clock: whose timer service keeps the deadline (by default the shared one).
 ///   - operation: the work, run in a child task.
 public func withWheelDeadline<Value: Sendable>(
     at deadline: MonotonicInstant,
+    tolerance: Duration? = nil,
     clock: WheelClock = WheelClock(),
     operation: @escaping @Sendable () async throws -> Value
 ) async throws -> Value {
@@ -59,7 +61,9 @@ public func withWheelDeadline<Value: Sendable>(
     }
     let watch = WheelDeadlineWatch()
     // The alarm belongs to the callback alone: its release tells whether the timer ran.
-    let timer = try clock.timers.schedule(at: deadline) { [alarm = WheelDeadlineWatch.Alarm(watch)] in alarm.ring() }
+    let timer = try clock.timers.schedule(at: deadline, tolerance: tolerance) {
+        [alarm = WheelDeadlineWatch.Alarm(watch)] in alarm.ring()
+    }
     defer { timer.cancel() }
     return try await withThrowingTaskGroup(of: Value.self, returning: Value.self) { group in
         group.addTask {
@@ -80,11 +84,14 @@ public func withWheelDeadline<Value: Sendable>(
     }
 }
 
-/// Runs `operation` with a deadline `duration` from now on `clock`; see `withWheelDeadline(at:clock:operation:)`.
+/// Runs `operation` with a deadline `duration` from now on `clock`; see
+/// `withWheelDeadline(at:tolerance:clock:operation:)`.
 public func withWheelDeadline<Value: Sendable>(
     after duration: Duration,
+    tolerance: Duration? = nil,
     clock: WheelClock = WheelClock(),
     operation: @escaping @Sendable () async throws -> Value
 ) async throws -> Value {
-    try await withWheelDeadline(at: clock.now.advanced(by: duration), clock: clock, operation: operation)
+    try await withWheelDeadline(
+        at: clock.now.advanced(by: duration), tolerance: tolerance, clock: clock, operation: operation)
 }

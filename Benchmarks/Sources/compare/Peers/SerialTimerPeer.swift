@@ -20,6 +20,15 @@ struct SerialTimerPeer: TimerPeer {
         }
     }
 
+    /// `tolerance: .zero` is precise; a tolerance lets overlapping windows share a wake-up.
+    func schedule(afterNanoseconds nanoseconds: Int64, tolerance: Int64?, _ work: @escaping @Sendable () -> Void) {
+        do {
+            try self.service.schedule(after: .nanoseconds(nanoseconds), tolerance: .nanoseconds(tolerance ?? 0), work)
+        } catch {
+            fatalError("compare: TimerService refused a timer: \(error)")
+        }
+    }
+
     @inline(__always)
     func cancel(_ handle: TimerHandle) {
         _ = handle.cancel()

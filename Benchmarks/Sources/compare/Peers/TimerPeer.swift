@@ -11,6 +11,9 @@ protocol TimerPeer: Sendable {
     init(label: String)
     /// Runs `work` once `nanoseconds` have passed, unless cancelled.
     func schedule(afterNanoseconds nanoseconds: Int64, _ work: @escaping @Sendable () -> Void) -> Handle
+    /// Runs `work` once `nanoseconds` have passed, with the peer's most precise setting, or within
+    /// `tolerance` nanoseconds after that when the peer takes a tolerance (`nil`: most precise).
+    func schedule(afterNanoseconds nanoseconds: Int64, tolerance: Int64?, _ work: @escaping @Sendable () -> Void)
     func cancel(_ handle: Handle)
     /// Runs `work` on the thread (or queue) the callbacks run on, to learn its thread id.
     func execute(_ work: @escaping @Sendable () -> Void)
@@ -20,6 +23,11 @@ protocol TimerPeer: Sendable {
 
 extension TimerPeer {
     static var unavailableReason: String? { nil }
+
+    /// Peers without a tolerance are as precise as their `schedule`.
+    func schedule(afterNanoseconds nanoseconds: Int64, tolerance: Int64?, _ work: @escaping @Sendable () -> Void) {
+        _ = self.schedule(afterNanoseconds: nanoseconds, work)
+    }
 }
 
 /// `DispatchQueue.asyncAfter` with a `DispatchWorkItem`, cancelled through the item.
@@ -41,6 +49,21 @@ struct DispatchTimerPeer: TimerPeer {
     @inline(__always)
     func cancel(_ handle: DispatchWorkItem) {
         handle.cancel()
+    }
+
+    /// `asyncAfter` lets libdispatch pick a leeway (a tenth of the delay, at least 1 ms), so a
+    /// precise timer is a one-shot `DispatchSourceTimer` with `.strict` and the leeway asked
+    /// (zero for the most precise). The handler holds its source until it fires and cancels it.
+    func schedule(afterNanoseconds nanoseconds: Int64, tolerance: Int64?, _ work: @escaping @Sendable () -> Void) {
+        let source = DispatchSource.makeTimerSource(flags: tolerance == nil ? .strict : [], queue: self.queue)
+        source.setEventHandler { [source] in
+            work()
+            source.cancel()
+        }
+        source.schedule(
+            deadline: .now() + .nanoseconds(Int(nanoseconds)), repeating: .never,
+            leeway: .nanoseconds(Int(tolerance ?? 0)))
+        source.activate()
     }
 
     func execute(_ work: @escaping @Sendable () -> Void) {

@@ -12,6 +12,7 @@ struct RowPlan: Sendable {
         "async_1p", "async_2p", "sync_uncontended", "sync_contended", "pingpong_p50", "pingpong_p99",
         "pingpong_loaded_p50", "pingpong_loaded_p99", "queues_10k", "starfish",
         "timers_schedule_cancel_1m", "timers_pending_1m_vs_1k", "timers_fire_100k", "timers_lateness_p99",
+        "timers_lateness_precise_p99", "timers_wakeups_coalesced",
         "timers_rearm_100k", "timers_repeating_drift", "timers_memory_10m",
         "idle_wakeups", "countdown_tick_100k", "sleep_cancel_1m", "deadline_100k",
     ]
@@ -83,5 +84,6 @@ struct RowPlan: Sendable {
             add(NIOPeer.self)
             return [p50, p99]
         },
-    ] + PoolRows.plans + TimerRows.plans + TimerRearmRows.plans + TimerMemoryRows.plans + CountdownRows.plans + AsyncTimeRows.plans + TimerRows.lastPlans
+    ] + PoolRows.plans + TimerRows.plans + TimerPrecisionRows.plans + TimerRearmRows.plans + TimerMemoryRows.plans
+        + CountdownRows.plans + AsyncTimeRows.plans + TimerRows.lastPlans
 }
