@@ -117,17 +117,30 @@ extension TimerService {
             _ timer: Timer, to deadline: MonotonicInstant, tolerance: UInt64? = nil, now: MonotonicInstant
         ) -> TimerReschedule {
             let nowTick = self.clock.tickAtOrBefore(now)
+            let outcome = self.rearmTrip(timer) { state in
+                state.reschedule(timer, to: deadline, tolerance: tolerance, nowTick: nowTick)
+            }
+            // Fired: re-armed only from its own running callback (fixed delay).
+            guard case .firedAtOldDeadline = outcome, let callback = self.runningCallback(of: timer) else {
+                return outcome
+            }
+            return self.rearmTrip(timer) { state in
+                state.rearmFired(timer, callback: callback, to: deadline, nowTick: nowTick)
+            }
+        }
+
+        /// One lock trip that decides a re-arm of `timer` and arms the wake-up it asks for.
+        private func rearmTrip(
+            _ timer: Timer, _ decide: (inout State) -> (TimerReschedule, Arm?)
+        ) -> TimerReschedule {
             var aftermath = Aftermath()
             let outcome = self.state.withLock { state in
-                let (outcome, arm) = state.reschedule(timer, to: deadline, tolerance: tolerance, nowTick: nowTick)
+                let (outcome, arm) = decide(&state)
                 self.arm(arm, in: &state, &aftermath)
                 return outcome
             }
             aftermath.finish(self)
             if aftermath.refusal != nil { return .ended(self.status(of: timer)) }
-            if outcome == .firedAtOldDeadline, let callback = self.runningCallback(of: timer) {
-                return self.rearmFired(timer, callback: callback, to: deadline, now: now)
-            }
             return outcome
         }
 
@@ -139,21 +152,6 @@ extension TimerService {
                 return nil
             }
             return firing.callback
-        }
-
-        private func rearmFired(
-            _ timer: Timer, callback: Callback, to deadline: MonotonicInstant, now: MonotonicInstant
-        ) -> TimerReschedule {
-            let nowTick = self.clock.tickAtOrBefore(now)
-            var aftermath = Aftermath()
-            let outcome = self.state.withLock { state in
-                let (outcome, arm) = state.rearmFired(timer, callback: callback, to: deadline, nowTick: nowTick)
-                self.arm(arm, in: &state, &aftermath)
-                return outcome
-            }
-            aftermath.finish(self)
-            if aftermath.refusal != nil { return .ended(self.status(of: timer)) }
-            return outcome
         }
 
         func cancel(_ timer: Timer) -> Bool {

@@ -111,6 +111,21 @@ struct TimerToleranceTests {
         #expect(handles.enumerated().allSatisfy { $0.offset % 2 == 0 ? $0.element.status == .cancelled : $0.element.status == .fired })
     }
 
+    @Test func theSchedulersShutdownEndsPreciseAndCoalescedTimersWithItsReason() throws {
+        let scheduler = VirtualScheduler(label: "virtual")
+        let timers = TimerService(scheduler: scheduler)
+        let handles = try [nil, .zero, .milliseconds(50)].map { (tolerance: Duration?) in
+            try timers.schedule(after: .seconds(1), tolerance: tolerance) { Issue.record("fired after the shutdown") }
+        }
+        scheduler.shutdown()
+        let reason = SchedulingError.shutDown(scheduler: "virtual")
+        #expect(handles.allSatisfy { $0.status == .schedulerShutDown(reason) })
+        #expect(timers.serviceStatistics.outcomes["schedulerShutDown"] == 3)
+        #expect(throws: TimerServiceError.schedulerShutDown(reason)) {
+            try timers.schedule(after: .seconds(1), tolerance: .zero) {}
+        }
+    }
+
     @Test func stoppingEndsPreciseAndCoalescedTimersToo() throws {
         let scheduler = VirtualScheduler()
         let timers = TimerService(scheduler: scheduler)
