@@ -59,9 +59,11 @@ public struct WheelClock: Clock, Sendable {
 
     /// Suspends the calling task until `deadline` (a past deadline: until the next tick).
     ///
-    /// - Parameter tolerance: how late the sleep may end: `nil` for the service's default (one
-    ///   tick), `.zero` for as close to the deadline as the scheduler wakes; more lets sleeps
-    ///   share wake-ups.
+    /// - Parameters:
+    ///   - deadline: when to wake, on the scheduler's clock.
+    ///   - tolerance: how late the sleep may end: `nil` for the service's default (one tick),
+    ///     `.zero` for as close to the deadline as the scheduler wakes; more lets sleeps share
+    ///     wake-ups.
     /// - Throws: `CancellationError` when the task is cancelled first (also before the call: then
     ///   nothing is armed); a `TimerServiceError` when the service refuses or ends the timer.
     /// - Complexity: O(1): one timer armed, and cancelled at once on cancellation.
