@@ -6,7 +6,9 @@ extension RequestQueue {
     enum Effect: Sendable {
         /// Rebuild (if the request was built for an older credential), then send.
         case send(id: RequestID, attempt: UInt64, request: Request, credential: Credential, rebuild: Bool)
-        case refresh(token: UInt64, expired: Credential)
+        /// Through the coordinator: a lease, then `Policy.refresh` and a publish; or a credential
+        /// another holder published.
+        case refresh(token: UInt64, expired: Credential, generation: UInt64)
         case notify(@Sendable (RequestState) -> Void, RequestState)
         case complete(@Sendable (RequestResult<Response>) -> Void, RequestResult<Response>)
         case store(Request, Response)
@@ -86,10 +88,11 @@ extension RequestQueue {
         var shutdownSubscription: ShutdownSubscription? = nil
         var statistics = RequestQueueStatistics()
 
-        init(configuration: Configuration, credential: Credential) {
+        init(configuration: Configuration, credential: Credential, generation: UInt64 = 0) {
             self.configuration = configuration
             self.credentials = CredentialRefresh(
-                credential: credential, limit: configuration.refreshLimit, window: configuration.refreshWindow)
+                credential: credential, generation: generation, limit: configuration.refreshLimit,
+                window: configuration.refreshWindow)
         }
 
         // MARK: Effects hand-off
@@ -304,15 +307,18 @@ extension RequestQueue {
 
         /// Applies the refresh's answer, if `token` is the running refresh's.
         mutating func refreshAnswered(
-            token: UInt64, result: Result<Credential, any Error>, now: MonotonicInstant
+            token: UInt64, result: Result<CoordinatedCredential<Credential>, any Error>, now: MonotonicInstant
         ) {
             switch result {
-            case .success(let credential):
-                guard self.credentials.succeeded(token: token, credential: credential) else {
+            case .success(let new):
+                guard self.credentials.succeeded(token: token, credential: new.credential, generation: new.generation)
+                else {
                     self.statistics.ignoredAnswers += 1
                     return
                 }
                 self.statistics.refreshesSucceeded += 1
+                if new.adopted { self.statistics.credentialsAdopted += 1 }
+                self.statistics.publishesRefused += new.refusedPublishes
                 self.endRefresh()
                 // Parked requests go back to their places in priority and submission order.
                 let parked = self.parked
