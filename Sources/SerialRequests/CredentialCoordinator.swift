@@ -65,6 +65,7 @@ public struct CredentialLease: Sendable, Hashable, CustomStringConvertible {
         self.fence = fence
     }
 
+    /// `lease <fence> on generation <generation>`.
     public var description: String { "lease \(self.fence) on generation \(self.generation)" }
 }
 
@@ -90,6 +91,7 @@ public enum CredentialCoordinatorError: Error, Hashable, CustomStringConvertible
     /// was given a generation its coordinator never published.
     case generationAhead(asked: UInt64, current: UInt64)
 
+    /// What happened and what to do, in one sentence.
     public var description: String {
         switch self {
         case .generationAhead(let asked, let current):

@@ -24,6 +24,15 @@ struct LocalCredentialCoordinatorTests {
         var all: [String] { self.list.withLock { $0 } }
     }
 
+    /// A coordinator on virtual time whose first lease goes to "a", then "b" and "c" wait.
+    private func threeCallers(lease: Duration) -> (VirtualScheduler, LocalCredentialCoordinator<String>, Answers) {
+        let scheduler = VirtualScheduler()
+        let coordinator = LocalCredentialCoordinator<String>(scheduler: scheduler, leaseDuration: lease)
+        let answers = Answers()
+        for name in ["a", "b", "c"] { coordinator.acquire(replacing: 0, completion: answers.record(name)) }
+        return (scheduler, coordinator, answers)
+    }
+
     private func publish(
         _ coordinator: LocalCredentialCoordinator<String>, _ credential: String, _ lease: CredentialLease
     ) -> PublishOutcome? {
@@ -33,12 +42,7 @@ struct LocalCredentialCoordinatorTests {
     }
 
     @Test func oneLeasePerGenerationAndWaitersHearThePublishInOrder() {
-        let scheduler = VirtualScheduler()
-        let coordinator = LocalCredentialCoordinator<String>(scheduler: scheduler, leaseDuration: .seconds(5))
-        let answers = Answers()
-        coordinator.acquire(replacing: 0, completion: answers.record("a"))
-        coordinator.acquire(replacing: 0, completion: answers.record("b"))
-        coordinator.acquire(replacing: 0, completion: answers.record("c"))
+        let (_, coordinator, answers) = self.threeCallers(lease: .seconds(5))
         #expect(answers.all == ["a: lease 1 on 0"])
         #expect(self.publish(coordinator, "t1", CredentialLease(generation: 0, fence: 1)) == .accepted(generation: 1))
         #expect(answers.all == ["a: lease 1 on 0", "b: t1 at 1", "c: t1 at 1"])
@@ -47,12 +51,7 @@ struct LocalCredentialCoordinatorTests {
     }
 
     @Test func anExpiredLeaseGoesToTheFirstWaiterAndFencesTheOldHolder() {
-        let scheduler = VirtualScheduler()
-        let coordinator = LocalCredentialCoordinator<String>(scheduler: scheduler, leaseDuration: .seconds(5))
-        let answers = Answers()
-        coordinator.acquire(replacing: 0, completion: answers.record("a"))
-        coordinator.acquire(replacing: 0, completion: answers.record("b"))
-        coordinator.acquire(replacing: 0, completion: answers.record("c"))
+        let (scheduler, coordinator, answers) = self.threeCallers(lease: .seconds(5))
         scheduler.advance(by: .milliseconds(4_999))
         #expect(answers.all.count == 1)
         scheduler.advance(by: .milliseconds(1))
@@ -74,15 +73,13 @@ struct LocalCredentialCoordinatorTests {
     }
 
     @Test func aReleasedLeaseGoesToTheFirstWaiterAtOnce() {
-        let scheduler = VirtualScheduler()
-        let coordinator = LocalCredentialCoordinator<String>(scheduler: scheduler, leaseDuration: .seconds(60))
-        let answers = Answers()
-        coordinator.acquire(replacing: 0, completion: answers.record("a"))
-        coordinator.acquire(replacing: 0, completion: answers.record("b"))
+        let (_, coordinator, answers) = self.threeCallers(lease: .seconds(60))
         coordinator.release(CredentialLease(generation: 0, fence: 1))
-        #expect(answers.all == ["a: lease 1 on 0", "b: lease 2 on 0"])
+        #expect(answers.all == ["a: lease 1 on 0", "b: lease 2 on 0"], "c waits behind b's lease")
         coordinator.release(CredentialLease(generation: 0, fence: 1))  // stale: nothing happens
         #expect(coordinator.currentLease == CredentialLease(generation: 0, fence: 2))
+        coordinator.release(CredentialLease(generation: 0, fence: 2))
+        #expect(answers.all.last == "c: lease 3 on 0")
     }
 
     @Test func aGenerationNewerThanAnyPublishedIsATypedError() {

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import LoopbackServer
 import SerialHTTPClient
 import SerialPostgres
 import SerialRuntime
@@ -175,19 +176,5 @@ public enum FleetWorker {
                     + Double((ContinuousClock.now - started).components.seconds),
                 firstError: state.firstError)
         }
-    }
-}
-
-/// The first element of `stream`, or `nil` if none comes within `timeout`.
-func firstValue<T: Sendable>(of stream: AsyncStream<T>, within timeout: Duration) async -> T? {
-    await withTaskGroup(of: T?.self) { group in
-        group.addTask { await stream.first { _ in true } }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
     }
 }

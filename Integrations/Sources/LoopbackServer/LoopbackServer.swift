@@ -116,8 +116,9 @@ public enum LoopbackServerError: Error, CustomStringConvertible {
     }
 }
 
-/// The first element of `stream`, or `nil` if none comes within `timeout`.
-func firstValue<T: Sendable>(of stream: AsyncStream<T>, within timeout: Duration) async -> T? {
+/// The first element of `stream`, or `nil` if none comes within `timeout` (a bounded wait for
+/// tests and tools).
+public func firstValue<T: Sendable>(of stream: AsyncStream<T>, within timeout: Duration) async -> T? {
     await withTaskGroup(of: T?.self) { group in
         group.addTask { await stream.first { _ in true } }
         group.addTask {

@@ -1,4 +1,5 @@
 import FleetSupport
+import LoopbackServer
 import Foundation
 import SerialPostgres
 import SerialRuntime
@@ -60,16 +61,7 @@ func bounded<T: Sendable>(
         sink.yield(value)
         sink.finish()
     }
-    return await withTaskGroup(of: T?.self) { group in
-        group.addTask { await values.first { _ in true } }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
+    return await firstValue(of: values, within: timeout)
 }
 
 extension Result {
