@@ -161,7 +161,8 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
             configuration: configuration, codec: codec, table: table, session: working, listener: listener)
     }
 
-    /// Stops listening and closes the connections. Calls made afterwards connect again.
+    /// Stops listening and closes the connections. Call it before letting the coordinator go: its
+    /// LISTEN connection stays open until then. Calls made afterwards connect again.
     public func close() async {
         await self.listener.stop()
         await self.session.close()
@@ -182,7 +183,7 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
         completion: @escaping @Sendable (Result<CredentialGrant<Credential>, any Error>) -> Void
     ) {
         Task {
-            do throws(PostgresCoordinatorError) {
+            do {
                 completion(.success(try await self.acquire(replacing: generation)))
             } catch {
                 completion(.failure(error))
@@ -214,7 +215,7 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
     }
 
     /// The decision loop of `acquire`: take the lease, or answer a newer credential, or wait.
-    func acquire(replacing generation: UInt64) async throws(PostgresCoordinatorError) -> CredentialGrant<Credential> {
+    func acquire(replacing generation: UInt64) async throws -> CredentialGrant<Credential> {
         var backoff = self.configuration.waitBackoff.initial
         let holder = self.configuration.holder
         let lease = self.configuration.leaseDuration
@@ -225,9 +226,7 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
             let row = try await self.read()
             if row.generation > generation { return .published(try self.decode(row.credential), generation: row.generation) }
             if row.generation < generation {
-                throw .statementFailed(
-                    operation: "acquire",
-                    reason: "generation \(generation) asked, but the newest stored is \(row.generation)")
+                throw CredentialCoordinatorError.generationAhead(asked: generation, current: row.generation)
             }
             // Leased by someone else: wait for a NOTIFY, the backoff, or the lease's end.
             let remaining = row.leaseRemaining ?? .zero
