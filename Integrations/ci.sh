@@ -30,9 +30,6 @@ timeout 600 .build/debug/swift-serial-runtime-integrationsPackageTests.xctest --
 step "http-demo: the requests scene against the loopback server"
 timeout 60 .build/debug/http-demo
 
-step "fleet-demo: four replicas against a local PostgreSQL, then without it (one command)"
-timeout 180 .build/debug/fleet-demo
-
 step "http-benchmark: smoke run (debug build; figures not meaningful)"
 timeout 120 .build/debug/http-benchmark --requests 2000 --concurrency 16 --runs 1
 
