@@ -15,6 +15,9 @@ let package = Package(
         .library(name: "SerialTracing", targets: ["SerialTracing"]),
         .executable(name: "http-demo", targets: ["http-demo"]),
         .executable(name: "http-benchmark", targets: ["http-benchmark"]),
+        .library(name: "SerialPostgres", targets: ["SerialPostgres"]),
+        .executable(name: "fleet-worker", targets: ["fleet-worker"]),
+        .executable(name: "fleet-demo", targets: ["fleet-demo"]),
     ],
     dependencies: [
         // Named: a path dependency's identity is otherwise its folder name, which differs by clone.
@@ -29,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
         // Default traits off: neither swift-configuration nor full Foundation is needed here.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
     ],
     targets: [
         // Stall reports and shutdown reports through a swift-log Logger.
@@ -81,6 +85,23 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "SerialTesting", package: "swift-serial-runtime"),  // its seeded generator
             ]),
+        // A CredentialCoordinator on PostgreSQL: one credential refresh per fleet of processes.
+        .target(
+            name: "SerialPostgres",
+            dependencies: [
+                .product(name: "SerialRuntime", package: "swift-serial-runtime"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The fleet scenario shared by its test and its demo: a PostgreSQL cluster in a temporary
+        // folder, the rotating auth server, worker processes and their reports (test support).
+        .target(
+            name: "FleetSupport",
+            dependencies: ["LoopbackServer", "SerialHTTPClient", "SerialPostgres"]),
+        // One replica of the fleet: a RequestQueue with 100 requests in flight (a child process).
+        .executableTarget(name: "fleet-worker", dependencies: ["FleetSupport"]),
+        .executableTarget(name: "fleet-demo", dependencies: ["FleetSupport"]),
         .executableTarget(name: "http-demo", dependencies: ["SerialHTTPClient", "LoopbackServer"]),
         .executableTarget(name: "http-benchmark", dependencies: ["SerialHTTPClient", "LoopbackServer"]),
         .testTarget(
@@ -104,6 +125,12 @@ let package = Package(
                 .product(name: "SerialRuntime", package: "swift-serial-runtime"),
                 .product(name: "SerialTesting", package: "swift-serial-runtime"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ]),
+        .testTarget(
+            name: "SerialPostgresTests",
+            dependencies: [
+                "SerialPostgres", "FleetSupport", "LoopbackServer", "SerialHTTPClient",
+                .product(name: "SerialRuntime", package: "swift-serial-runtime"),
             ]),
         .testTarget(
             name: "SerialIntegrationsTests",

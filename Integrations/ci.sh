@@ -3,11 +3,23 @@
 # build everything, run the tests (a Hummingbird server on 127.0.0.1 that the tests start and
 # stop; no other traffic), run the demo against loopback, and run the benchmark once, briefly,
 # in debug: a smoke test that it works (its figures mean something only in release, see README).
-# Every step is bounded by `timeout`, so a hang fails the run instead of stalling it.
+# The PostgreSQL tests and the fleet test start their own cluster in a temporary folder on
+# 127.0.0.1 (as user nobody when run as root: initdb refuses root) and stop it; PostgreSQL 15 is
+# installed here first if missing. Every step is bounded by `timeout`, so a hang fails the run
+# instead of stalling it.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 step() { printf '\n== Integrations: %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+
+step "PostgreSQL 15 for the coordinator and fleet tests (installed if missing)"
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && [ -z "${PG_BIN:-}" ]; then
+    # No cluster of the package's own: the tests make theirs.
+    mkdir -p /etc/postgresql-common
+    echo "create_main_cluster = false" >> /etc/postgresql-common/createcluster.conf
+    timeout 600 apt-get update
+    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -o Dpkg::Options::=--force-confold postgresql-15
+fi
 
 step "build (debug, tests included)"
 timeout 1200 swift build --build-tests

@@ -77,3 +77,12 @@ func requestQueueDocExample(api: API, token: String, policy: RequestQueue<API>.P
     handle.cancel()
     // end example
 }
+
+func sharedCoordinatorDocExample(api: API, token: String, policy: RequestQueue<API>.Policy, queue: SerialQueue) {
+    // example: LocalCredentialCoordinator
+    let shared = LocalCredentialCoordinator<String>(scheduler: queue, leaseDuration: .seconds(30))
+    let profiles = RequestQueue(transport: api, credential: token, policy: policy, coordinator: shared, scheduler: queue)
+    let uploads = RequestQueue(transport: api, credential: token, policy: policy, coordinator: shared, scheduler: queue)
+    // end example
+    _ = (profiles, uploads)
+}

@@ -10,6 +10,10 @@ import SerialCore
 /// sent again at once. After a refresh fails, the generation is unchanged and a later expiry may
 /// start another refresh, subject to the window.
 ///
+/// **Generations.** The credential given at the start has the generation given with it (0 by
+/// default); each new credential carries the generation its coordinator published it with (one
+/// more than the one it replaced, or more when another holder published meanwhile).
+///
 /// **Window.** At most `limit` refreshes may start within any `window`; the one after that is
 /// refused (`.limitExceeded`), which turns a server that rejects every new credential into an
 /// error instead of a loop.
@@ -45,8 +49,9 @@ package struct CredentialRefresh<Credential> {
     package let limit: Int
     package let window: Duration
 
-    package init(credential: Credential, limit: Int, window: Duration) {
+    package init(credential: Credential, generation: UInt64 = 0, limit: Int, window: Duration) {
         self.credential = credential
+        self.generation = generation
         self.limit = limit
         self.window = window
     }
@@ -69,11 +74,11 @@ package struct CredentialRefresh<Credential> {
         return .parkAndRefresh(token: token)
     }
 
-    /// Moves a waiting refresh to running; returns the credential to refresh.
-    package mutating func start() -> (token: UInt64, expired: Credential)? {
+    /// Moves a waiting refresh to running; returns the credential to refresh and its generation.
+    package mutating func start() -> (token: UInt64, expired: Credential, generation: UInt64)? {
         guard case .waiting(let token) = self.phase else { return nil }
         self.phase = .running(token: token)
-        return (token, self.credential)
+        return (token, self.credential, self.generation)
     }
 
     /// Whether `token` is the running refresh's.
@@ -81,11 +86,15 @@ package struct CredentialRefresh<Credential> {
         self.phase == .running(token: token)
     }
 
-    /// Installs `credential` as the next generation, if `token` is the running refresh's.
-    package mutating func succeeded(token: UInt64, credential: Credential) -> Bool {
+    /// Installs `credential` as generation `generation` (default: the next one), if `token` is the
+    /// running refresh's. A generation not newer than the current one installs nothing new.
+    package mutating func succeeded(token: UInt64, credential: Credential, generation: UInt64? = nil) -> Bool {
         guard self.isRunning(token) else { return false }
-        self.credential = credential
-        self.generation += 1
+        let next = generation ?? self.generation + 1
+        if next > self.generation {
+            self.credential = credential
+            self.generation = next
+        }
         self.phase = .idle
         return true
     }

@@ -16,13 +16,14 @@ extension RequestQueue.State {
         guard !self.isShutDown else { return }
         let maximum = self.configuration.maximumConcurrent
         if case .waiting = self.credentials.phase {
-            guard !self.uniqueRunning, self.runningCount < maximum, let (token, expired) = self.credentials.start()
+            guard !self.uniqueRunning, self.runningCount < maximum,
+                let (token, expired, generation) = self.credentials.start()
             else { return }
             self.runningCount += 1
             self.uniqueRunning = true
             self.statistics.refreshesStarted += 1
             let context = self.parked.first.flatMap { self.entries[$0]?.context }
-            self.effects.append(.refresh(token: token, expired: expired, context: context))
+            self.effects.append(.refresh(token: token, expired: expired, generation: generation, context: context))
             self.effects.append(
                 .armRefreshTimeout(token: token, deadline: now.advanced(by: self.configuration.refreshTimeout)))
             return

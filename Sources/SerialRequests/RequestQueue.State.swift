@@ -9,8 +9,9 @@ extension RequestQueue {
         case send(
             id: RequestID, attempt: UInt64, request: Request, credential: Credential, rebuild: Bool,
             context: WorkContext.Captured?)
-        /// `context` is the submitter's of the first request parked for this refresh.
-        case refresh(token: UInt64, expired: Credential, context: WorkContext.Captured?)
+        /// Through the coordinator: a lease, then `Policy.refresh` and a publish; or a credential
+        /// another holder published. `context` is the submitter's of the first request parked for it.
+        case refresh(token: UInt64, expired: Credential, generation: UInt64, context: WorkContext.Captured?)
         case notify(@Sendable (RequestState) -> Void, RequestState)
         case complete(@Sendable (RequestResult<Response>) -> Void, RequestResult<Response>)
         case store(Request, Response)
@@ -92,10 +93,11 @@ extension RequestQueue {
         var shutdownSubscription: ShutdownSubscription? = nil
         var statistics = RequestQueueStatistics()
 
-        init(configuration: Configuration, credential: Credential) {
+        init(configuration: Configuration, credential: Credential, generation: UInt64 = 0) {
             self.configuration = configuration
             self.credentials = CredentialRefresh(
-                credential: credential, limit: configuration.refreshLimit, window: configuration.refreshWindow)
+                credential: credential, generation: generation, limit: configuration.refreshLimit,
+                window: configuration.refreshWindow)
         }
 
         // MARK: Effects hand-off
@@ -310,15 +312,18 @@ extension RequestQueue {
 
         /// Applies the refresh's answer, if `token` is the running refresh's.
         mutating func refreshAnswered(
-            token: UInt64, result: Result<Credential, any Error>, now: MonotonicInstant
+            token: UInt64, result: Result<CoordinatedCredential<Credential>, any Error>, now: MonotonicInstant
         ) {
             switch result {
-            case .success(let credential):
-                guard self.credentials.succeeded(token: token, credential: credential) else {
+            case .success(let new):
+                guard self.credentials.succeeded(token: token, credential: new.credential, generation: new.generation)
+                else {
                     self.statistics.ignoredAnswers += 1
                     return
                 }
                 self.statistics.refreshesSucceeded += 1
+                if new.adopted { self.statistics.credentialsAdopted += 1 }
+                self.statistics.publishesRefused += new.refusedPublishes
                 self.endRefresh()
                 // Parked requests go back to their places in priority and submission order.
                 let parked = self.parked

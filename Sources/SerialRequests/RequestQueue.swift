@@ -25,6 +25,15 @@ import Synchronization
 /// or times out each of them fails once with that error. `maximumRedirects` per request and
 /// `refreshLimit` per `refreshWindow` stop loops with `RequestError`s.
 ///
+/// **Coordination.** Each refresh first asks the queue's `CredentialCoordinator` for a lease on
+/// the generation that expired. With a lease it calls `Policy.refresh` and publishes the result;
+/// when another holder (another queue, another process) has published a newer credential, the
+/// queue adopts it without refreshing. The default coordinator is the queue's own
+/// `LocalCredentialCoordinator`, which grants every request at once; share one to refresh once
+/// for several queues. A new credential obtained under a lease is published even if the queue
+/// gave up waiting for it (refresh timeout, shutdown): the server may already have rotated away
+/// the one it replaced.
+///
 /// **Threads.** `submit`, `RequestHandle.cancel` and `shutdown` may be called from any thread,
 /// including from inside callbacks; they decide under a lock and return at once. Everything the
 /// queue calls out to — `RequestTransport.send`, the policy's closures, state observers and
@@ -58,6 +67,7 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     public let configuration: Configuration
     private let transport: Transport
     private let policy: Policy
+    private let coordinator: any CredentialCoordinator<Credential>
     private let scheduler: any Scheduling
     private let state: LockedValue<State>
 
@@ -66,7 +76,11 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     /// - Parameters:
     ///   - transport: Sends the requests (see `RequestTransport`).
     ///   - credential: The credential requests are sent with until it expires.
+    ///   - credentialGeneration: Its generation, as its coordinator published it (see
+    ///     `CredentialCoordinator`); 0 when there is no shared coordinator.
     ///   - policy: What responses mean, how requests are rebuilt and credentials refreshed.
+    ///   - coordinator: Who may refresh (see `CredentialCoordinator`); `nil`: the queue's own
+    ///     `LocalCredentialCoordinator`, whose leases last `configuration.refreshTimeout`.
     ///   - configuration: Limits, timeouts and loop guards.
     ///   - scheduler: Where callbacks, timers and sends run: a `SerialQueue`, or a
     ///     `VirtualScheduler` in tests.
@@ -75,7 +89,9 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     public init(
         transport: Transport,
         credential: Credential,
+        credentialGeneration: UInt64 = 0,
         policy: Policy,
+        coordinator: (any CredentialCoordinator<Credential>)? = nil,
         configuration: Configuration = Configuration(),
         scheduler: any Scheduling
     ) {
@@ -83,8 +99,11 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         self.configuration = configuration
         self.transport = transport
         self.policy = policy
+        self.coordinator =
+            coordinator ?? LocalCredentialCoordinator(scheduler: scheduler, leaseDuration: configuration.refreshTimeout)
         self.scheduler = scheduler
-        self.state = LockedValue(State(configuration: configuration, credential: credential))
+        self.state = LockedValue(
+            State(configuration: configuration, credential: credential, generation: credentialGeneration))
         // Weak: a long-lived scheduler must not keep released queues alive. Runs at once when the
         // scheduler has already stopped.
         let subscription = scheduler.whenShutDown { [weak self] reason in
@@ -160,7 +179,9 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     /// The counters so far (as decided; completions may still be on their way).
     public var statistics: RequestQueueStatistics { self.state.withLock { $0.statistics } }
 
-    /// The current credential generation: 0 at start, +1 per successful refresh.
+    /// The current credential generation: the one given at init (0 by default), then the
+    /// generation of each new credential (+1 per refresh, more when another holder of a shared
+    /// coordinator published meanwhile).
     public var credentialGeneration: UInt64 { self.state.withLock { $0.credentials.generation } }
 
     /// Requests submitted and not yet ended.
@@ -248,29 +269,16 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         }
     }
 
-    /// Asks the policy for a new credential; its answer is decided on the scheduler.
-    private func refresh(token: UInt64, expired: Credential) {
-        self.policy.refresh(expired) { result in
-            do throws(SchedulingError) {
-                try self.scheduler.execute {
-                    self.decideOnScheduler { state, now in
-                        state.refreshAnswered(token: token, result: result, now: now)
-                    }
-                }
-            } catch {
-                self.schedulerDidShutDown(error, afterLastWork: false)
-            }
-        }
-    }
-
     private func perform(_ effect: Effect) {
         switch effect {
         case .send(let id, let attempt, let request, let credential, let rebuild, let context):
             WorkContext.run(context) {
                 self.send(id, attempt: attempt, request: request, credential: credential, rebuild: rebuild)
             }
-        case .refresh(let token, let expired, let context):
-            WorkContext.run(context) { self.refresh(token: token, expired: expired) }
+        case .refresh(let token, let expired, let generation, let context):
+            WorkContext.run(context) {
+                self.coordinateRefresh(token: token, expired: expired, generation: generation, refusals: 0)
+            }
         case .notify(let observer, let state):
             observer(state)
         case .complete(let completion, let result):
@@ -303,6 +311,79 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         } catch {
             self.state.withLock { _ = $0.schedulerShutDown(error) }
             return nil
+        }
+    }
+
+    // MARK: Refreshing through the coordinator
+
+    /// Refresh `token`: asks the coordinator for a lease on `generation`, then refreshes and
+    /// publishes, or adopts the credential another holder published. `refusals`: publishes of
+    /// this refresh refused so far.
+    private func coordinateRefresh(token: UInt64, expired: Credential, generation: UInt64, refusals: Int) {
+        self.coordinator.acquire(replacing: generation) { grant in
+            switch grant {
+            case .failure(let error):
+                self.answerRefresh(token, .failure(error))
+            case .success(.published(let credential, let newGeneration)):
+                self.answerRefresh(
+                    token,
+                    .success(CoordinatedCredential(
+                        credential: credential, generation: newGeneration, adopted: true, refusedPublishes: refusals)))
+            case .success(.lease(let lease)):
+                // The policy runs on the scheduler: at once when the lease came inline.
+                let refresh: @Sendable () -> Void = {
+                    self.refresh(token: token, expired: expired, under: lease, refusals: refusals)
+                }
+                if self.scheduler.isCurrent { return refresh() }
+                do throws(SchedulingError) {
+                    try self.scheduler.execute(refresh)
+                } catch {
+                    self.coordinator.release(lease)
+                    self.schedulerDidShutDown(error, afterLastWork: false)
+                }
+            }
+        }
+    }
+
+    /// Calls `Policy.refresh` under `lease` and publishes what it gives. On the scheduler.
+    private func refresh(token: UInt64, expired: Credential, under lease: CredentialLease, refusals: Int) {
+        // Given up meanwhile (timed out, shut down): the next holder may take the lease now.
+        guard self.state.withLock({ $0.credentials.isRunning(token) }) else { return self.coordinator.release(lease) }
+        self.policy.refresh(expired) { result in
+            switch result {
+            case .failure(let error):
+                self.coordinator.release(lease)
+                self.answerRefresh(token, .failure(error))
+            case .success(let credential):
+                self.coordinator.publish(credential, under: lease) { outcome in
+                    switch outcome {
+                    case .failure(let error):
+                        self.answerRefresh(token, .failure(error))
+                    case .success(.accepted(let newGeneration)):
+                        self.answerRefresh(
+                            token,
+                            .success(CoordinatedCredential(
+                                credential: credential, generation: newGeneration, adopted: false,
+                                refusedPublishes: refusals)))
+                    case .success(.refused):
+                        // Superseded: ask again, for the credential that won.
+                        guard self.state.withLock({ $0.credentials.isRunning(token) }) else { return }
+                        self.coordinateRefresh(
+                            token: token, expired: expired, generation: lease.generation, refusals: refusals + 1)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The refresh's end, decided on the scheduler.
+    private func answerRefresh(_ token: UInt64, _ result: Result<CoordinatedCredential<Credential>, any Error>) {
+        do throws(SchedulingError) {
+            try self.scheduler.execute {
+                self.decideOnScheduler { state, now in state.refreshAnswered(token: token, result: result, now: now) }
+            }
+        } catch {
+            self.schedulerDidShutDown(error, afterLastWork: false)
         }
     }
 

@@ -17,6 +17,14 @@ package enum RequestQueueMisuse {
     }
 
     @inline(never)
+    package static func invalidLeaseDuration(_ duration: Duration) -> Never {
+        fatalError("""
+            LocalCredentialCoordinator: leaseDuration is \(duration); it must be greater than zero. \
+            Pass how long a refresh may hold the lease before another caller may take it over.
+            """)
+    }
+
+    @inline(never)
     package static func internalInconsistency(_ what: String, state: String) -> Never {
         fatalError("""
             RequestQueue internal inconsistency: \(what). Please report this bug with the state: \(state)

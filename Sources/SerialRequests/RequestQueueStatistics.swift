@@ -25,10 +25,18 @@ public struct RequestQueueStatistics: Sendable, Hashable {
     public var resentWithoutRefresh = 0
     /// Requests parked behind a refresh and sent again after it succeeded.
     public var resentAfterRefresh = 0
-    /// Credential refreshes started (`Policy.refresh` calls).
+    /// Credential refreshes started: each asks the `CredentialCoordinator`, then calls
+    /// `Policy.refresh` or adopts the credential another holder published.
     public var refreshesStarted = 0
-    /// Refreshes that produced a new credential.
+    /// Refreshes that produced a new credential (`credentialsAdopted` included).
     public var refreshesSucceeded = 0
+    /// Refreshes that ended with a credential another holder published through the shared
+    /// `CredentialCoordinator`, without calling `Policy.refresh` here (or after this queue's own
+    /// publish was refused).
+    public var credentialsAdopted = 0
+    /// Publishes the coordinator refused because the lease had been superseded: the credential
+    /// refreshed here was dropped for the one another holder published.
+    public var publishesRefused = 0
     /// Refreshes that failed or timed out.
     public var refreshesFailed = 0
     /// Refreshes refused by the refresh window.

@@ -4,18 +4,23 @@ import SerialTesting
 
 /// A queue on virtual time against a simulated server, with a recorder for what came back.
 struct Harness {
-    let scheduler = VirtualScheduler()
+    let scheduler: VirtualScheduler
     let server: SimulatedServer
     let cache = ResponseCacheBox()
     let recorder = Recorder()
     let queue: TestQueue
     let start: MonotonicInstant
 
-    init(_ configuration: TestQueue.Configuration = TestQueue.Configuration(agingInterval: nil)) {
+    init(
+        _ configuration: TestQueue.Configuration = TestQueue.Configuration(agingInterval: nil),
+        scheduler: VirtualScheduler = VirtualScheduler(),
+        coordinator: (any CredentialCoordinator<Int>)? = nil
+    ) {
+        self.scheduler = scheduler
         self.server = SimulatedServer(scheduler: self.scheduler)
         self.queue = TestQueue(
             transport: self.server, credential: 0, policy: self.server.policy(cache: self.cache),
-            configuration: configuration, scheduler: self.scheduler)
+            coordinator: coordinator, configuration: configuration, scheduler: self.scheduler)
         self.start = self.scheduler.now
     }
 

@@ -126,3 +126,13 @@ private func makeQueue(_ configuration: TestQueue.Configuration) -> TestQueue {
     return TestQueue(
         transport: server, credential: 0, policy: server.policy(), configuration: configuration, scheduler: scheduler)
 }
+
+@Suite("LocalCredentialCoordinator traps on a bad lease duration")
+struct LocalCredentialCoordinatorCrashTests {
+    @Test func aZeroLeaseDurationTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = LocalCredentialCoordinator<Int>(scheduler: VirtualScheduler(), leaseDuration: .zero)
+        }
+        expectMessage(result, "LocalCredentialCoordinator: leaseDuration is 0.0 seconds; it must be greater than zero")
+    }
+}

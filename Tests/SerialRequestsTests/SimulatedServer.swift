@@ -57,6 +57,8 @@ final class SimulatedServer: RequestTransport, Sendable {
         var refreshLatency: Duration? = .milliseconds(20)
         /// Answer every send twice (a buggy transport).
         var answerTwice = false
+        /// Tokens accepted besides `validToken` (issued by "another process" in coordinator tests).
+        var alsoValid: Set<Int> = []
     }
 
     let scheduler: any Scheduling
@@ -92,7 +94,7 @@ final class SimulatedServer: RequestTransport, Sendable {
             let status = self.state.withLock { state in
                 state.inFlight -= 1
                 state.inFlightNames[request.name, default: 1] -= 1
-                return credential == state.validToken ? scripted : 401
+                return credential == state.validToken || state.alsoValid.contains(credential) ? scripted : 401
             }
             let outcome: Result<Reply, any Error> =
                 status == -1

@@ -107,6 +107,40 @@ extension LoopbackServer {
             return response
         }
 
+        router.post("/oauth/token") { request, _ -> Response in
+            let refreshToken = request.headers[HTTPField.Name("X-Refresh-Token")!]
+            let worker = request.headers[HTTPField.Name("X-Worker")!] ?? ""
+            let (hang, delay) = state.withLock { state in
+                state.counts.rotation.refreshCalls += 1
+                state.counts.rotation.refreshCallers.append(worker)
+                state.counts.rotation.refreshCalledAt.append(.now)
+                let hang = state.counts.rotation.refreshCalls <= state.behaviour.hangingRefreshes
+                return (hang, state.behaviour.rotationDelay)
+            }
+            if hang {
+                try await Task.sleep(for: .seconds(3600))  // ends when the server stops
+            }
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            guard let tokens = state.withLock({ $0.rotate(refreshToken) }) else {
+                return text(.badRequest, "invalid_grant")
+            }
+            return text(.ok, "\(tokens.access) \(tokens.refresh)")
+        }
+
+        router.get("/api/:id") { request, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            let accepted = state.withLock { state in
+                let accepted = state.acceptRotating(bearerToken(request))
+                if accepted {
+                    state.counts.rotation.answeredByID[id, default: 0] += 1
+                } else {
+                    state.counts.rotation.rejected += 1
+                }
+                return accepted
+            }
+            return accepted ? text(.ok, id) : text(.unauthorized, "token expired")
+        }
+
         router.get("/bench") { request, _ -> Response in
             let bearer = bearerToken(request)
             let accepted = state.withLock { state in

@@ -16,6 +16,11 @@ import NIOCore
 /// - `GET /loop/a`, `GET /loop/b`: 302 to each other (a redirect loop).
 /// - `GET /bench`: 200 `ok` when the token is current (not logged in `arrivals`).
 /// - `POST /expire`: the current token stops being accepted.
+/// - `POST /oauth/token` with `X-Refresh-Token: r<g>`: rotating tokens with reuse detection; the
+///   current refresh token gets `a<g+1> r<g+1>`, a used one revokes the family (400 from then on
+///   for every refresh, 401 for every `GET /api/:id`), anything else 400.
+/// - `GET /api/:id`: 200 with body `<id>` when the bearer is the current access token, within
+///   its uses (`ServerBehaviour.accessTokenUses`), and the family is not revoked; else 401.
 ///
 /// Traffic stays on loopback: it listens on 127.0.0.1 only.
 public final class LoopbackServer: Sendable {
@@ -111,8 +116,9 @@ public enum LoopbackServerError: Error, CustomStringConvertible {
     }
 }
 
-/// The first element of `stream`, or `nil` if none comes within `timeout`.
-func firstValue<T: Sendable>(of stream: AsyncStream<T>, within timeout: Duration) async -> T? {
+/// The first element of `stream`, or `nil` if none comes within `timeout` (a bounded wait for
+/// tests and tools).
+public func firstValue<T: Sendable>(of stream: AsyncStream<T>, within timeout: Duration) async -> T? {
     await withTaskGroup(of: T?.self) { group in
         group.addTask { await stream.first { _ in true } }
         group.addTask {

@@ -16,6 +16,18 @@ public struct ServerBehaviour: Sendable {
     public var faultPercentages: (serverError: Int, slow: Int, drop: Int) = (0, 0, 0)
     /// How long a slow `GET /fault/:id` takes.
     public var slowDelay: Duration = .milliseconds(400)
+    /// Rotating tokens (`POST /oauth/token`, `GET /api/:id`): the access token of generation `g`
+    /// is accepted for `accessTokenUses[g]` requests, then expires; generations past the list
+    /// never expire. Empty: access tokens never expire.
+    public var accessTokenUses: [Int] = []
+    /// `POST /oauth/token`: this many of the first refresh calls hang until the server stops,
+    /// without rotating (a client killed before the server acted on its refresh).
+    public var hangingRefreshes = 0
+    /// `POST /oauth/token` with the refresh token used last answers the current pair instead of
+    /// revoking the family (a server's grace window for retries), counted in `graceAnswers`.
+    public var reuseGrace = false
+    /// `POST /oauth/token` waits this long before rotating.
+    public var rotationDelay: Duration = .zero
 
     /// Tokens never expire, the refresh succeeds at once, no faults.
     public init() {}

@@ -36,6 +36,31 @@ public struct ServerCounts: Sendable {
     public var arrivedDuringUnique = 0
     /// `GET /fault/:id` answers by kind: `ok`, `500`, `slow`, `drop`.
     public var faults: [String: Int] = [:]
+    /// Rotating tokens: what the authorization server saw.
+    public var rotation = RotationCounts()
+
+    /// What the rotating authorization server (`POST /oauth/token`, `GET /api/:id`) saw.
+    public struct RotationCounts: Sendable {
+        /// `POST /oauth/token` calls, whatever they answered.
+        public var refreshCalls = 0
+        /// Refreshes that rotated the tokens (a new access and refresh token issued).
+        public var refreshes = 0
+        /// Refreshes that presented a refresh token already used: the first revokes the family.
+        public var reuseDetections = 0
+        /// Refreshes with the last used refresh token answered with the current pair (`reuseGrace`).
+        public var graceAnswers = 0
+        /// Whether the token family was revoked (every later refresh and request fails).
+        public var revoked = false
+        /// When each rotation happened.
+        public var refreshedAt: [ContinuousClock.Instant] = []
+        /// The `X-Worker` header of each refresh call, in arrival order, and when it arrived.
+        public var refreshCallers: [String] = []
+        public var refreshCalledAt: [ContinuousClock.Instant] = []
+        /// `GET /api/:id` answered 200, by id.
+        public var answeredByID: [String: Int] = [:]
+        /// `GET /api/:id` answered 401.
+        public var rejected = 0
+    }
 
     /// The arrivals of `route`.
     public func arrivals(of route: String) -> [Arrival] {

@@ -25,6 +25,7 @@ struct ServerState: Sendable {
     var tokenExpired = false
     var uniquesInFlight = 0
     var random: SeededRandom
+    var rotating = RotatingTokens()
 
     init(behaviour: ServerBehaviour, token: String, seed: UInt64) {
         self.behaviour = behaviour
@@ -78,6 +79,49 @@ struct ServerState: Sendable {
         if roll < serverError + slow { return .slow(self.behaviour.slowDelay) }
         if roll < serverError + slow + drop { return .drop }
         return .none
+    }
+
+    /// The rotating family: generation `g` is access token `a<g>` and refresh token `r<g>`.
+    struct RotatingTokens: Sendable {
+        var generation = 0
+        var accessUses = 0
+        var used: Set<String> = []
+
+        var access: String { "a\(self.generation)" }
+        var refresh: String { "r\(self.generation)" }
+    }
+
+    /// Whether `bearer` may call `GET /api/:id` now; counts the use when it may.
+    mutating func acceptRotating(_ bearer: String?) -> Bool {
+        guard !self.counts.rotation.revoked, bearer == self.rotating.access else { return false }
+        let plan = self.behaviour.accessTokenUses
+        if self.rotating.generation < plan.count, self.rotating.accessUses >= plan[self.rotating.generation] {
+            return false
+        }
+        self.rotating.accessUses += 1
+        return true
+    }
+
+    /// A refresh with `token`: the next tokens, or `nil` (refused). A token already used revokes
+    /// the family (reuse detection, as the OAuth 2.0 security best current practice asks).
+    mutating func rotate(_ token: String?) -> (access: String, refresh: String)? {
+        guard let token else { return nil }
+        if self.behaviour.reuseGrace, token == "r\(self.rotating.generation - 1)" {
+            self.counts.rotation.graceAnswers += 1
+            return (self.rotating.access, self.rotating.refresh)
+        }
+        if self.rotating.used.contains(token) {
+            self.counts.rotation.reuseDetections += 1
+            self.counts.rotation.revoked = true
+            return nil
+        }
+        guard !self.counts.rotation.revoked, token == self.rotating.refresh else { return nil }
+        self.rotating.used.insert(token)
+        self.rotating.generation += 1
+        self.rotating.accessUses = 0
+        self.counts.rotation.refreshes += 1
+        self.counts.rotation.refreshedAt.append(.now)
+        return (self.rotating.access, self.rotating.refresh)
     }
 
     enum Fault {

@@ -1,0 +1,180 @@
+import AsyncHTTPClient
+import Foundation
+import LoopbackServer
+import SerialHTTPClient
+import SerialPostgres
+import SerialRuntime
+import Synchronization
+
+/// What one replica of the fleet is told, as command-line arguments (`--key value`).
+public struct FleetWorkerOptions: Sendable, Codable {
+    /// Which coordinator the fleet uses.
+    public enum Coordinator: String, Sendable, Codable {
+        case postgres, inProcess = "in-process"
+    }
+
+    public var name = "w0"
+    public var server = "http://127.0.0.1:8080"
+    public var coordinator = Coordinator.postgres
+    public var postgresPort = 5432
+    public var postgresUser = "fleet"
+    public var postgresDatabase = "postgres"
+    public var table = "serial_credentials"
+    public var requests = 300
+    public var inFlight = 100
+    public var leaseMilliseconds = 2_000
+    public var timeoutSeconds = 60
+
+    public init() {}
+
+    /// As arguments for the `fleet-worker` executable.
+    public var arguments: [String] {
+        ["--name", self.name, "--server", self.server, "--coordinator", self.coordinator.rawValue,
+         "--postgres-port", "\(self.postgresPort)", "--postgres-user", self.postgresUser,
+         "--postgres-database", self.postgresDatabase, "--table", self.table, "--requests", "\(self.requests)",
+         "--in-flight", "\(self.inFlight)", "--lease-ms", "\(self.leaseMilliseconds)",
+         "--timeout-s", "\(self.timeoutSeconds)"]
+    }
+
+    /// From `arguments` (unknown keys are ignored; missing ones keep their defaults).
+    public init(arguments: [String]) {
+        var values: [String: String] = [:]
+        var index = 0
+        while index + 1 < arguments.count {
+            values[arguments[index]] = arguments[index + 1]
+            index += 2
+        }
+        self.name = values["--name"] ?? self.name
+        self.server = values["--server"] ?? self.server
+        self.coordinator = values["--coordinator"].flatMap(Coordinator.init(rawValue:)) ?? self.coordinator
+        self.postgresPort = values["--postgres-port"].flatMap { Int($0) } ?? self.postgresPort
+        self.postgresUser = values["--postgres-user"] ?? self.postgresUser
+        self.postgresDatabase = values["--postgres-database"] ?? self.postgresDatabase
+        self.table = values["--table"] ?? self.table
+        self.requests = values["--requests"].flatMap { Int($0) } ?? self.requests
+        self.inFlight = values["--in-flight"].flatMap { Int($0) } ?? self.inFlight
+        self.leaseMilliseconds = values["--lease-ms"].flatMap { Int($0) } ?? self.leaseMilliseconds
+        self.timeoutSeconds = values["--timeout-s"].flatMap { Int($0) } ?? self.timeoutSeconds
+    }
+
+    /// The coordinator's configuration for this replica.
+    public var postgres: PostgresCredentialCoordinator<TokenPair>.Configuration {
+        .init(
+            host: "127.0.0.1", port: self.postgresPort, username: self.postgresUser, database: self.postgresDatabase,
+            table: self.table, name: "fleet-api", holder: self.name,
+            leaseDuration: .milliseconds(self.leaseMilliseconds))
+    }
+}
+
+/// What one replica did, printed as one JSON line after `REPORT `.
+public struct FleetWorkerReport: Sendable, Codable {
+    public var name: String
+    public var submitted: Int
+    /// Requests whose completion ran exactly once.
+    public var completedOnce: Int
+    /// Requests whose completion ran more than once (must be 0).
+    public var completedMoreThanOnce: Int
+    public var succeeded: Int
+    public var failed: Int
+    /// The queue's refreshes, and of them those that adopted another replica's credential.
+    public var refreshesStarted: Int
+    public var credentialsAdopted: Int
+    public var seconds: Double
+    /// The first failure's description, if any.
+    public var firstError: String?
+}
+
+/// One replica: a `RequestQueue` over AsyncHTTPClient sending `GET /api/<name>-<i>` with
+/// `inFlight` requests in flight, refreshing through the chosen coordinator; prints its report.
+public enum FleetWorker {
+    /// Runs the replica; the process's exit status (0: every request completed exactly once).
+    public static func main(_ options: FleetWorkerOptions) async -> Int32 {
+        do {
+            let report = try await self.run(options)
+            let json = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
+            print("REPORT \(json)")
+            return report.completedOnce == report.submitted ? 0 : 1
+        } catch {
+            print("ERROR \(options.name): \(error)")
+            return 2
+        }
+    }
+
+    static func run(_ options: FleetWorkerOptions) async throws -> FleetWorkerReport {
+        let scheduler = SerialQueue(label: "fleet-\(options.name)")
+        var postgres: PostgresCredentialCoordinator<TokenPair>? = nil
+        let coordinator: any CredentialCoordinator<TokenPair>
+        var start = (credential: TokenPair.initial, generation: UInt64(0))
+        switch options.coordinator {
+        case .postgres:
+            let connected = try await PostgresCredentialCoordinator<TokenPair>.connect(
+                options.postgres, initial: .initial, codec: .tokenPair)
+            start = try await connected.current()
+            postgres = connected
+            coordinator = connected
+        case .inProcess:
+            coordinator = LocalCredentialCoordinator<TokenPair>(
+                scheduler: scheduler, leaseDuration: .milliseconds(options.leaseMilliseconds))
+        }
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 16
+        let report = try await HTTPClientTransport.withTransport(configuration: configuration) { http in
+            let transport = FleetTransport(http: http)
+            let policy = RequestQueue<FleetTransport>.Policy(
+                classify: HTTPClientTransport.classify,
+                refresh: { expired, completion in
+                    transport.refresh(expired, server: options.server, worker: options.name, completion: completion)
+                })
+            let queue = RequestQueue(
+                transport: transport, credential: start.credential, credentialGeneration: start.generation,
+                policy: policy, coordinator: coordinator,
+                configuration: .init(
+                    maximumConcurrent: options.inFlight, maximumRetries: 2, maximumRedirects: 10, refreshLimit: 10,
+                    refreshWindow: .seconds(60), refreshTimeout: .seconds(20), agingInterval: nil),
+                scheduler: scheduler)
+            let report = await self.send(options, through: queue)
+            queue.shutdown()
+            return report
+        }
+        await postgres?.close()
+        return report
+    }
+
+    /// Submits every request at once (the queue keeps `inFlight` of them in flight) and waits
+    /// for their completions, at most `timeoutSeconds`.
+    static func send(_ options: FleetWorkerOptions, through queue: RequestQueue<FleetTransport>) async
+        -> FleetWorkerReport
+    {
+        let started = ContinuousClock.now
+        let completions = Mutex((counts: [Int](repeating: 0, count: options.requests), ended: 0,
+                                 succeeded: 0, firstError: String?.none))
+        let (done, doneSink) = AsyncStream.makeStream(of: Void.self)
+        for index in 0..<options.requests {
+            let request = HTTPRequest(url: "\(options.server)/api/\(options.name)-\(index)", attemptTimeout: .seconds(10))
+            queue.submit(request, timeout: .seconds(Int64(options.timeoutSeconds))) { result in
+                let finished = completions.withLock { state -> Bool in
+                    state.counts[index] += 1
+                    if state.counts[index] == 1 { state.ended += 1 }
+                    switch result {
+                    case .success, .cached: state.succeeded += 1
+                    case .failure(let error): if state.firstError == nil { state.firstError = "\(error)" }
+                    }
+                    return state.ended == options.requests
+                }
+                if finished { doneSink.yield() }
+            }
+        }
+        _ = await firstValue(of: done, within: .seconds(options.timeoutSeconds + 5))
+        let statistics = queue.statistics
+        return completions.withLock { state in
+            FleetWorkerReport(
+                name: options.name, submitted: options.requests,
+                completedOnce: state.counts.count { $0 == 1 }, completedMoreThanOnce: state.counts.count { $0 > 1 },
+                succeeded: state.succeeded, failed: state.ended - state.succeeded,
+                refreshesStarted: statistics.refreshesStarted, credentialsAdopted: statistics.credentialsAdopted,
+                seconds: Double((ContinuousClock.now - started).components.attoseconds) / 1e18
+                    + Double((ContinuousClock.now - started).components.seconds),
+                firstError: state.firstError)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import FleetSupport
+import LoopbackServer
+import Foundation
+import SerialPostgres
+import SerialRuntime
+import Testing
+
+/// One PostgreSQL cluster for the tests of this process (in a temporary folder, on 127.0.0.1),
+/// started on first use and stopped when the process exits. Tests that stop a cluster start
+/// their own.
+enum SharedPostgres {
+    static let cluster: Result<LocalPostgres, any Error> = {
+        let result = Result { try LocalPostgres.start() }
+        if case .success = result { atexit { if case .success(let cluster) = SharedPostgres.cluster { try? cluster.stop() } } }
+        return result
+    }()
+
+    static func get() throws -> LocalPostgres { try self.cluster.get() }
+}
+
+extension LocalPostgres {
+    /// A coordinator configuration for a fresh table of this cluster.
+    func configuration(
+        table: String = "t\(UInt32.random(in: 0...UInt32.max))", holder: String = "test", lease: Duration = .seconds(2),
+        backoff: (Duration, Duration) = (.milliseconds(10), .milliseconds(200))
+    ) -> PostgresCredentialCoordinator<String>.Configuration {
+        .init(
+            host: "127.0.0.1", port: self.port, username: self.username, database: self.database, table: table,
+            name: "api", holder: holder, leaseDuration: lease, connectTimeout: .seconds(2),
+            operationTimeout: .seconds(2), waitBackoff: backoff)
+    }
+}
+
+extension PostgresCredentialCoordinator {
+    /// `acquire` as async, bounded: fails the test (and returns nil) after `timeout`.
+    func acquireWithin(
+        _ timeout: Duration, replacing generation: UInt64, sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Result<CredentialGrant<Credential>, any Error>? {
+        let answer = await bounded(timeout) { done in self.acquire(replacing: generation, completion: done) }
+        if answer == nil { Issue.record("acquire did not answer within \(timeout)", sourceLocation: sourceLocation) }
+        return answer
+    }
+
+    /// `publish` as async, bounded.
+    func publishWithin(
+        _ timeout: Duration, _ credential: Credential, under lease: CredentialLease,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Result<PublishOutcome, any Error>? {
+        let answer = await bounded(timeout) { done in self.publish(credential, under: lease, completion: done) }
+        if answer == nil { Issue.record("publish did not answer within \(timeout)", sourceLocation: sourceLocation) }
+        return answer
+    }
+}
+
+/// The value a callback API gives, or `nil` if it does not call back within `timeout`.
+func bounded<T: Sendable>(
+    _ timeout: Duration, _ start: (@escaping @Sendable (T) -> Void) -> Void
+) async -> T? {
+    let (values, sink) = AsyncStream.makeStream(of: T.self)
+    start { value in
+        sink.yield(value)
+        sink.finish()
+    }
+    return await firstValue(of: values, within: timeout)
+}
+
+extension Result {
+    var grantDescription: String {
+        switch self {
+        case .success(let value): return "\(value)"
+        case .failure(let error): return "error: \(error)"
+        }
+    }
+}
