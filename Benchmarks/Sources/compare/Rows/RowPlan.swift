@@ -14,7 +14,7 @@ struct RowPlan: Sendable {
         "timers_schedule_cancel_1m", "timers_pending_1m_vs_1k", "timers_fire_100k", "timers_lateness_p99",
         "timers_lateness_precise_p99", "timers_wakeups_coalesced",
         "timers_rearm_100k", "timers_repeating_drift", "timers_memory_10m",
-        "idle_wakeups", "countdown_tick_100k", "sleep_cancel_1m", "deadline_100k",
+        "idle_wakeups", "countdown_tick_100k", "sleep_cancel_1m", "deadline_100k", "actor_pingpong",
     ]
 
     static let all: [RowPlan] = [
@@ -85,5 +85,5 @@ struct RowPlan: Sendable {
             return [p50, p99]
         },
     ] + PoolRows.plans + TimerRows.plans + TimerPrecisionRows.plans + TimerRearmRows.plans + TimerMemoryRows.plans
-        + CountdownRows.plans + AsyncTimeRows.plans + TimerRows.lastPlans
+        + CountdownRows.plans + AsyncTimeRows.plans + ActorRows.plans + TimerRows.lastPlans
 }
