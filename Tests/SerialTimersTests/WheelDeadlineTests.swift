@@ -28,7 +28,7 @@ struct WheelDeadlineTests {
             }
         }
 
-        func value() async throws -> String { try await self.recorder.wait(forCount: 1)[0] }
+        func value() async throws -> String { try await self.recorder.wait(forCount: 1, timeout: .seconds(30))[0] }
     }
 
     @Test func anOperationThatFinishesInTimeReturnsItsValueAndLeavesNoTimer() async throws {
@@ -157,7 +157,9 @@ struct WheelDeadlineTests {
                 return 1
             }
         }
-        #expect(await eventually { scheduler.pendingCount > 0 }, "the deadline's timer was never armed")
+        // The deadline's timer is armed before the operation starts, and the operation's sleep
+        // arms before anything can fire: time moves only when this test says so.
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
         scheduler.advance(by: .nanoseconds(1))  // a past deadline: the next tick
         #expect(try await outcome.value() == "exceeded \(started)")
     }
