@@ -47,36 +47,6 @@ struct WorkerPoolTests {
         #expect(seen >= 0 && seen < 64, "the other queue ran after \(seen) of the busy queue's 10,000 items")
     }
 
-    @Test func aHopToAnIdleQueueOfThePoolContinuesOnTheSameThread() {
-        let pool = WorkerPool(threads: 2, label: "pool-hop")
-        let a = SerialQueue(label: "ping", pool: pool)
-        let b = SerialQueue(label: "pong", pool: pool)
-        let hops = 200
-        let switches = TestCounter()
-        let lastThread = LockedValue<UInt>(0)
-        let done = TestSemaphore()
-        @Sendable func hop(_ remaining: Int) {
-            let me = CurrentThreadID.value
-            let previous = lastThread.withLock { value -> UInt in
-                let old = value
-                value = me
-                return old
-            }
-            if previous != me { switches.increment() }
-            guard remaining > 0 else { return done.signal() }
-            (remaining.isMultiple(of: 2) ? a : b).async { hop(remaining - 1) }
-            // Still busy after the hop: a woken idle thread would have time to take the other queue.
-            let until = monotonicNow() + 50_000
-            while monotonicNow() < until {}
-        }
-        a.async { hop(hops) }
-        #expect(done.wait(), "the ping-pong never finished")
-        // Each hop makes the other, idle queue runnable from a pool thread's own work: it runs
-        // next on that thread, after the current item, and the other thread is never woken.
-        // (The first hop counts as one switch.)
-        #expect(switches.value <= 2, "\(switches.value) thread switches in \(hops) hops")
-    }
-
     @Test func aPoolThreadHoldsOnlyTheQueueWhoseTurnItRuns() {
         let pool = WorkerPool(threads: 1, label: "pool-current")
         let a = SerialQueue(label: "a", pool: pool)
@@ -85,7 +55,6 @@ struct WorkerPoolTests {
         let done = TestSemaphore()
         a.async {
             seen.append("in a: a \(a.isCurrent) b \(b.isCurrent)")
-            // b runs next on this same thread (a hop), after a's item returns.
             b.async {
                 seen.append("in b: a \(a.isCurrent) b \(b.isCurrent)")
                 a.sync { seen.append("in b → a.sync: a \(a.isCurrent) b \(b.isCurrent)") }

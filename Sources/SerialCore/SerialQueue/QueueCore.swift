@@ -171,13 +171,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     private func waitForRoom() {
         guard !self.isCurrent else { return }
         self.state.beginWaitingForRoom()
-        let poolWorker = CurrentQueueStack.current.poolWorker
-        poolWorker?.beginBlocking()
-        while self.state.isAccepting && self.state.fifo.count >= self.maximumQueued {
-            self.roomAvailable.wait(releasing: self.mutex)
-            self.closeFastPath()
+        CurrentQueueStack.current.blocking {
+            while self.state.isAccepting && self.state.fifo.count >= self.maximumQueued {
+                self.roomAvailable.wait(releasing: self.mutex)
+                self.closeFastPath()
+            }
         }
-        poolWorker?.endBlocking()
         self.state.endWaitingForRoom()
     }
 
@@ -241,12 +240,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.state.takeArmedWatchdog()?.queueBecameBusy()
         SyncWaitGraph.beginWaiting(stack, for: self)
         // A pool thread that blocks here gets a stand-in, so the pool keeps its width.
-        stack.poolWorker?.beginBlocking()
-        while !stack.isTurnGranted {
-            stack.turnGranted.wait(releasing: self.mutex)
+        stack.blocking {
+            while !stack.isTurnGranted {
+                stack.turnGranted.wait(releasing: self.mutex)
+            }
         }
         self.unlockState()
-        stack.poolWorker?.endBlocking()
         SyncWaitGraph.endWaiting(stack)
     }
 

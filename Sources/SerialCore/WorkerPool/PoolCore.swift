@@ -9,8 +9,6 @@ import Synchronization
 final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by `mutex`
     /// The most items one turn takes from a queue, so one busy queue cannot hold a thread for long.
     static let batchLimit = 64
-    /// The most same-thread hops in a row before the thread looks at the run queue again.
-    static let consecutiveHopLimit = 64
     /// A pooled queue's FIFO starts this small: many thousands of them may exist at once.
     static let initialQueueCapacity = 2
     /// How long a thread out of work watches the run queue before it sleeps (as a dedicated
@@ -79,15 +77,10 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         if shouldLeave { self.timers.stop() }
     }
 
-    /// A queue has work and no owner. From a pool thread's own turn it goes to that thread's
-    /// `next` slot (it runs there next, no wake-up); otherwise to the run queue's tail.
+    /// A queue has work and no owner: it joins the run queue's tail, where every free thread can
+    /// see it, and an idle thread is woken unless a spinning one will look (work conservation:
+    /// the calling work may go on for long, so it is never counted on to run the queue later).
     func makeRunnable(_ core: QueueCore) {
-        if let worker = CurrentQueueStack.current.poolWorker, worker.pool === self, worker.isInTurn,
-            worker.next == nil
-        {
-            worker.next = core
-            return
-        }
         self.enqueue(core, callerWillDequeue: false)
     }
 
@@ -104,6 +97,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     // MARK: Blocking pool threads
 
     /// A pool thread is about to block; starts a stand-in if the pool would fall below its width.
+    /// Only through `CurrentQueueStack.blocking`, which pairs it with `endBlocking`.
     func beginBlocking() {
         let mustStart = self.mutex.withLock { self.state.beginBlocking() }
         guard mustStart else { return }
@@ -130,7 +124,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
             if let core = self.state.dequeue() {
                 self.runnableHint.store(self.state.runQueue.count, ordering: .relaxed)
                 self.mutex.unlock()
-                self.runTurns(startingWith: core, on: worker, stack: stack)
+                core.runPooledTurn(on: worker, stack: stack)
                 ranSinceSpinning = true
                 self.mutex.lock()
                 continue
@@ -163,26 +157,6 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         self.state.stopSpinning()
     }
 
-    /// Runs one turn of `core`, then of each queue its work made runnable on this thread.
-    private func runTurns(startingWith core: QueueCore, on worker: PoolWorker, stack: CurrentQueueStack) {
-        worker.isInTurn = true
-        var current = core
-        var hops = 0
-        while true {
-            current.runPooledTurn(on: worker, stack: stack)
-            guard let next = worker.next else { break }
-            worker.next = nil
-            hops += 1
-            if hops >= Self.consecutiveHopLimit {
-                // Let the queues waiting in the run queue have this thread too.
-                self.enqueue(next, callerWillDequeue: true)
-                break
-            }
-            current = next
-        }
-        worker.isInTurn = false
-    }
-
     // MARK: Stopping
 
     /// Refuses new queues and returns the attached ones (for `WorkerPool.shutdown`).
@@ -200,21 +174,26 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         for worker in woken { worker.wakeUp.signal() }
         if shouldLeave { self.timers.stop() }
         guard waiting else { return }
-        self.mutex.lock()
-        while self.state.threadCount > 0 {
-            self.changed.wait(releasing: self.mutex)
+        // From another pool's thread: that pool keeps its width while this one waits.
+        CurrentQueueStack.current.blocking {
+            self.mutex.lock()
+            while self.state.threadCount > 0 {
+                self.changed.wait(releasing: self.mutex)
+            }
+            self.mutex.unlock()
+            self.timers.waitUntilStopped()
         }
-        self.mutex.unlock()
-        self.timers.waitUntilStopped()
     }
 
     /// Waits until no queue is attached.
     func waitUntilNoQueueIsAttached() {
-        self.mutex.lock()
-        while !self.state.attached.isEmpty {
-            self.changed.wait(releasing: self.mutex)
+        CurrentQueueStack.current.blocking {
+            self.mutex.lock()
+            while !self.state.attached.isEmpty {
+                self.changed.wait(releasing: self.mutex)
+            }
+            self.mutex.unlock()
         }
-        self.mutex.unlock()
     }
 
     var attachedCount: Int { self.mutex.withLock { self.state.attached.count } }

@@ -16,10 +16,13 @@ import Glibc
 /// and puts it back at the tail if work remains. An idle queue costs no thread and no wake-up:
 /// it is a few hundred bytes of memory.
 ///
-/// **Same-thread hops.** When work on pooled queue A makes idle queue B of the same pool runnable
-/// (`B.async` from A's work, or a `sync` on B that returns), B runs next on the same thread after
-/// A's turn, without waking another thread (at most 64 hops in a row, then the run queue gets
-/// the thread).
+/// **Work-conserving.** A runnable queue never waits while a pool thread is idle or could be
+/// woken. Wherever a queue becomes runnable (from outside, from work on a pool thread, by a
+/// `sync` on it that returns, by its delayed work falling due) it goes to the pool's run queue,
+/// and an idle thread is woken unless a thread that will look at the run queue anyway (one
+/// spinning before it sleeps, or one ending a turn) covers it. So `B.async` from work on A runs on
+/// another thread while A's work goes on, if one is free; with no free thread it runs as soon as
+/// any thread finishes a turn.
 ///
 /// **Blocking.** A pool thread that blocks in this library's own waits (a `sync` on a busy queue,
 /// room in a bounded queue, a `shutdown` or release waiting for a queue to drain) is replaced by

@@ -1,0 +1,81 @@
+import SerialCore
+import SerialTestSupport
+import Testing
+
+/// The pool is work-conserving: a queue that becomes runnable never waits while a pool thread is
+/// idle or could be woken, wherever it was made runnable (from a pool thread's own work, or from
+/// outside after such work touched it). Width 1 has no second thread to run it: the waits below
+/// would be right to time out there (the blocking case of width 1 is in WorkerPoolBlockingTests).
+///
+/// Each scenario holds a pool thread in work that does not return (a foreign blocking wait, or a
+/// busy loop) until the other queue's work ran or 2 s passed, and fails with what it saw.
+@Suite("WorkerPool work conservation")
+struct WorkerPoolWorkConservationTests {
+    static let patience = Duration.seconds(2)
+
+    @Test(arguments: 2...4)
+    func workPostedByAPoolThreadThatThenWaitsRunsOnAnIdleThread(width: Int) {
+        let pool = WorkerPool(threads: width, label: "wc-wait")
+        let a = SerialQueue(label: "a", pool: pool)
+        let b = SerialQueue(label: "b", pool: pool)
+        let sawIt = TestFlag()
+        let done = TestSemaphore()
+        a.async {
+            let flag = TestSemaphore()
+            b.async { flag.signal() }
+            // A wait the pool does not know about: only another thread can run b's work now.
+            if flag.wait(timeout: Self.patience) { sawIt.set() }
+            done.signal()
+        }
+        #expect(done.wait(), "a's work never finished")
+        #expect(sawIt.isSet, "b's work did not run within 2 s while \(width - 1) of \(width) pool threads idled")
+    }
+
+    @Test(arguments: 2...4)
+    func workPostedByABusyPoolThreadRunsBeforeItsItemEnds(width: Int) {
+        let pool = WorkerPool(threads: width, label: "wc-busy")
+        let a = SerialQueue(label: "a", pool: pool)
+        let b = SerialQueue(label: "b", pool: pool)
+        let bRan = TestFlag()
+        let sawIt = TestFlag()
+        let done = TestSemaphore()
+        a.async {
+            b.async { bRan.set() }
+            // A long item that never blocks: it returns once b's work ran, or after 2 s.
+            let limit = monotonicNow() + 2_000_000_000
+            while !bRan.isSet && monotonicNow() < limit {}
+            if bRan.isSet { sawIt.set() }
+            done.signal()
+        }
+        #expect(done.wait(), "a's work never finished")
+        #expect(sawIt.isSet, "b's work waited for a's 2 s item while \(width - 1) of \(width) pool threads idled")
+    }
+
+    @Test(arguments: 2...4)
+    func workSubmittedFromOutsideAfterASyncFromAPoolThreadDoesNotWaitForThatThread(width: Int) {
+        let pool = WorkerPool(threads: width, label: "wc-sync")
+        let a = SerialQueue(label: "a", pool: pool)
+        let b = SerialQueue(label: "b", pool: pool)
+        let entered = TestSemaphore()
+        let release = TestSemaphore()
+        let done = TestSemaphore()
+        let gate = TestSemaphore()
+        b.async { _ = gate.wait(timeout: Self.patience) }  // b is busy: a's sync below waits for its turn
+        a.async {
+            b.sync {}  // handed over by b's turn on another thread; leaving it schedules b
+            entered.signal()
+            _ = release.wait(timeout: Self.patience)  // a long item
+            done.signal()
+        }
+        #expect(eventually { b.statistics.submitted == 2 }, "a's sync never queued behind b's work")
+        gate.signal()
+        #expect(entered.wait(), "a's work never ran")
+        let bRan = TestSemaphore()
+        b.async { bRan.signal() }
+        let ranMeanwhile = bRan.wait(timeout: Self.patience)
+        release.signal()
+        #expect(done.wait(), "a's work never finished")
+        #expect(ranMeanwhile, "b's work waited for a's long item while \(width - 1) of \(width) pool threads idled")
+        #expect(ranMeanwhile || bRan.wait(), "b's work never ran")
+    }
+}
