@@ -101,10 +101,14 @@ public final class WorkerPool: Sendable {
     /// handlers, then stops the pool's threads and waits for them to leave. Queues created later
     /// fail with `SerialQueueError.poolShutDown`. Calling it again only waits.
     ///
-    /// - Precondition: Not called from work running on one of the pool's threads (it would
-    ///   wait for itself); that traps, naming the pool.
+    /// - Precondition: Not called from work running on one of the pool's threads, nor inside a
+    ///   `sync` body of one of its queues (either would wait for itself); that traps, naming the
+    ///   pool (and the queue).
     public func shutdown(_ mode: ShutdownMode = .drain) {
         if self.core.isPoolThread { Misuse.poolShutdownFromItsOwnThread(label: self.label) }
+        if let queue = CurrentQueueStack.current.heldQueueLabel(on: self.core) {
+            Misuse.poolShutdownInsideItsQueue(label: self.label, queue: queue)
+        }
         for queue in self.core.close() {
             queue.beginShutdown(mode)
         }
