@@ -151,6 +151,40 @@ struct WorkerPoolTests {
         #expect(ranAt.withLock { $0 } >= start.nanoseconds + 20_000_000, "delayed work ran early")
     }
 
+    /// Delayed work that falls due while every pool thread is busy goes ahead of the queues
+    /// waiting for a thread: it runs when the current turn ends (at most 64 items of one queue),
+    /// not behind a turn of every busy queue. Counted in items, not time, so load cannot blur it.
+    @Test func delayedWorkThatFallsDueWhileThePoolIsBusyRunsAfterTheCurrentTurn() {
+        let pool = WorkerPool(threads: 1, label: "pool-due")
+        let busy = (0..<3).map { SerialQueue(label: "busy\($0)", pool: pool) }
+        let delayed = SerialQueue(label: "delayed", pool: pool)
+        let due = LockedValue<UInt64>(.max)
+        let delayedRan = TestFlag()
+        let startedAfterDue = TestCounter()
+        let ran = TestSemaphore()
+        let gate = TestSemaphore()
+        busy[0].async { _ = gate.wait() }  // nothing runs until everything is queued
+        for queue in busy {
+            for _ in 0..<200 {
+                queue.async {
+                    let now = monotonicNow()
+                    if now >= due.withLock({ $0 }) && !delayedRan.isSet { startedAfterDue.increment() }
+                    let until = now + 500_000  // half a millisecond of work
+                    while monotonicNow() < until {}
+                }
+            }
+        }
+        due.withLock { $0 = monotonicNow() + 10_000_000 }
+        delayed.asyncAfter(delay: .milliseconds(10)) {
+            delayedRan.set()
+            ran.signal()
+        }
+        gate.signal()
+        #expect(ran.wait(), "the delayed work never ran")
+        let count = startedAfterDue.value
+        #expect(count <= 64, "\(count) items of busy queues started after the delayed work fell due (a turn is 64)")
+    }
+
     @Test func anIdlePooledQueueCanBeReleasedWhileItsTimerIsArmed() {
         let pool = WorkerPool(threads: 1, label: "pool-arm")
         for index in 0..<200 {

@@ -195,6 +195,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             self.unlockState()
             return false
         }
+        if let pool = self.pool {
+            // Armed under the queue's lock, as at the end of a turn.
+            if let deadline = self.state.schedulePooled(handle) { pool.timers.arm(deadline, for: self) }
+            self.unlockState()
+            return true
+        }
         let action = self.state.schedule(handle)
         self.unlockState()
         self.perform(action)

@@ -81,13 +81,14 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// see it, and an idle thread is woken unless a spinning one will look (work conservation:
     /// the calling work may go on for long, so it is never counted on to run the queue later).
     func makeRunnable(_ core: QueueCore) {
-        self.enqueue(core, callerWillDequeue: false)
+        self.enqueue(core)
     }
 
-    /// Adds a queue to the run queue's tail, waking an idle thread if one is needed.
-    func enqueue(_ core: QueueCore, callerWillDequeue: Bool) {
+    /// Adds a queue to the run queue's tail (`ahead`: its head), waking an idle thread if one is
+    /// needed.
+    func enqueue(_ core: QueueCore, ahead: Bool = false, callerWillDequeue: Bool = false) {
         self.mutex.lock()
-        let worker = self.state.enqueue(core, callerWillDequeue: callerWillDequeue)
+        let worker = self.state.enqueue(core, ahead: ahead, callerWillDequeue: callerWillDequeue)
         self.runnableHint.store(self.state.runQueue.count, ordering: .releasing)
         self.mutex.unlock()
         // After unlocking: the worker is retained here, and it waits for `isWoken`, set above.

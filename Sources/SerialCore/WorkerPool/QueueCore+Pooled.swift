@@ -69,7 +69,8 @@ extension QueueCore {
         if let rearm { self.pool?.timers.arm(rearm, for: self) }  // under the lock, as in a turn
         self.openFastPathIfIdle()
         self.unlockState()
-        self.perform(action)
+        // Due work goes ahead of the queues waiting for a thread: it runs after the current turns.
+        if action == .wakeWorker, let pool = self.pool { pool.enqueue(self, ahead: true) } else { self.perform(action) }
     }
 
     /// A pooled turn reached a `sync` caller's turn: the rest of the batch goes back to the front

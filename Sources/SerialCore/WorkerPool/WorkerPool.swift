@@ -32,9 +32,11 @@ import Glibc
 /// from every queue of the pool for that long: give such work a queue with its own thread.
 ///
 /// **Delayed work** of idle pooled queues is woken by one timer thread per pool, which sleeps
-/// until the earliest deadline (without a deadline when none is armed). When every pool thread
-/// is busy, delayed work of other queues runs when a thread frees up: never early, but it can be
-/// late by one turn of a busy queue.
+/// until the earliest deadline (without a deadline when none is armed); `asyncAfter` on an idle
+/// queue arms it at once. Work that falls due goes to the head of the run queue, ahead of the
+/// queues waiting for a thread: never early, and when every pool thread is busy it is late by at
+/// most the rest of one turn (64 items of one queue). Delayed work of a queue that is itself busy
+/// joins its FIFO at its next turn.
 ///
 /// **Lifetime.** The pool lives while its handle or any queue created on it does. `shutdown`
 /// shuts down every queue still attached (as `SerialQueue.shutdown`: their work drains or is
