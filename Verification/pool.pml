@@ -4,10 +4,11 @@
  * one WorkerPool of width 2.
  *
  * queue.pml models a queue with its own worker; this file models what changes when a pool runs
- * the queue: the pool's run queue of runnable queues, pool threads that run bounded turns, spin
- * and sleep, the `next` slot (a hop to a queue this thread's own work made runnable), the
- * hand-off of a `sync` turn that releases the pool thread, stand-in threads for a pool thread
- * that blocks, suspend/resume and shutdown of a pooled queue, and the pool's shutdown. The
+ * the queue: the pool's run queue of runnable queues (every queue made runnable goes there, from
+ * a pool thread's own work too: the pool is work-conserving), pool threads that run bounded
+ * turns, spin and sleep, the hand-off of a `sync` turn that releases the pool thread, stand-in
+ * threads for a pool thread that blocks, suspend/resume and shutdown of a pooled queue, and the
+ * pool's shutdown. The
  * queue's own decisions (QueueState: the door, wakeWorkerIfNeeded, takeBatch, leaveSync, ...)
  * are the same code as in queue.pml and are written the same way here, per queue.
  *
@@ -23,14 +24,13 @@
  *   END_POOL                the controller shuts the pool down (WorkerPool.shutdown(.drain):
  *                           both queues, then the threads); P1 makes no A.async 4.
  *   NESTED                  the other instance: item 1's body, on a pool thread, makes
- *                           B.async 5 (a hop through the `next` slot) and B.sync 6 (the pool
- *                           thread blocks: a stand-in); P1 makes B.sync 2 (none with END_POOL),
- *                           no suspension.
+ *                           B.async 5 (B goes to the run queue while the body goes on) and
+ *                           B.sync 6 (the pool thread blocks: a stand-in); P1 makes B.sync 2
+ *                           (none with END_POOL), no suspension.
  *   SMALL                   P1 makes no A.async 4 (for the liveness run).
  *   BATCH_LIMIT=n           PoolCore.batchLimit (default 2: a turn's budget runs out with 3
  *                           items queued, or with work arriving during the turn).
- *   HOP_LIMIT=n             PoolCore.consecutiveHopLimit (default 2: the one hop of the instance
- *                           runs on the same thread; 1: it goes to the run queue instead).
+ *   HOP_LIMIT=n             MUTANT_PRIVATE_NEXT only: the old consecutiveHopLimit (default 2).
  *   CHECK_<PROPERTY>        which assertions are compiled in (CHECK_ALL: all).
  *   MUTANT_<NAME>, VARIANT_<NAME>   one deliberate change (see README.md).
  */
@@ -160,6 +160,11 @@ byte waiterOf[NITEMS + 1];       /* the thread a sync turn belongs to (it is in 
 bool looking[NT] = true;         /* the thread will look at the run queue without being woken
                                   * (S's counts only once it is reserved: nLooking) */
 byte nLooking = WIDTH;
+/* Work conservation: the thread will look at the run queue next without running any work first
+ * (not yet started, woken, a stand-in reserved, or ending a turn it re-queued); spinning threads
+ * are counted by spinningCount. Cleared by its look. */
+bool freeLook[NT] = true;       /* T0, T1 look first; S's counts once it is reserved */
+hidden byte conserving;
 byte nAccepted = 0;
 byte nFinished = 0;
 byte producersDone = 0;
@@ -187,6 +192,7 @@ hidden byte moved;
 #define CHECK_NOTHING_LOST
 #define CHECK_CODE_INVARIANTS
 #define CHECK_POOL
+#define CHECK_WORK_CONSERVING
 #endif
 
 #ifdef CHECK_EXCLUSION
@@ -441,7 +447,8 @@ inline popIdleWorker(woken) {
     if
     :: idleN > 0 ->
         idleN--; woken = woken | (1 << idleStack[idleN]); isWoken[idleStack[idleN]] = true;
-        looking[idleStack[idleN]] = true; nLooking++; idleStack[idleN] = 0; reached(7)
+        looking[idleStack[idleN]] = true; nLooking++; freeLook[idleStack[idleN]] = true;
+        idleStack[idleN] = 0; reached(7)
     :: else -> skip
     fi
 }
@@ -481,14 +488,23 @@ inline enqueue(q, callerWillDequeue, woken) {
     if :: woken != 0 -> signalWoken(woken) :: else -> skip fi              /* [Q2] */
 }
 
-/* PoolCore.makeRunnable, from the thread `me`: inside its own turn, into its empty `next`
- * slot (no lock, no wake-up); otherwise enqueue. */
+/* PoolCore.makeRunnable, from the thread `me`: enqueue (wakes an idle thread unless spinning
+ * ones cover the run queue). MUTANT_PRIVATE_NEXT is the pool's first version: inside its own
+ * turn, into its empty private `next` slot (no lock, no wake-up; it runs when the turn ends). */
 inline makeRunnable(q, me, woken) {
+#ifdef MUTANT_PRIVATE_NEXT
     if
     :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE ->
         atomic { checkQueuedOnce(q); nextSlot[me] = q; reached(1) }          /* [M1] */
     :: else -> enqueue(q, false, woken)
     fi
+#elif defined(MUTANT_HOP_COUNTS_CALLER)
+    /* the caller is counted as a thread that will look: it will not, it runs its work on */
+    enqueue(q, me != NOT_POOL, woken)
+#else
+    atomic { PLOCK; enqueueLocked(q, false, woken); reachedIf(me != NOT_POOL && woken != 0, 18); PUNLOCK };
+    if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+#endif
 }
 
 /* QueueCore.perform for a pooled queue. */
@@ -503,7 +519,7 @@ inline perform(q, a, me, woken) {
  * queue goes to the run queue; then PoolCore.beginBlocking: blockedCount += 1, and a stand-in
  * is reserved and started if fewer than `width` threads would be free. */
 inline beginBlocking(me, woken) {
-#ifndef MUTANT_NEXT_KEPT_WHILE_BLOCKING
+#ifdef MUTANT_PRIVATE_NEXT
     if
     :: nextSlot[me] != NONE ->
         atomic {                                                          /* [N1] */
@@ -522,7 +538,7 @@ inline beginBlocking(me, woken) {
         if
         :: threadCount - blockedCount < WIDTH ->
             threadCount++; assert(!standInStarted); standInStarted = true;   /* startThread() */
-            looking[2] = true; nLooking++; reached(2)
+            looking[2] = true; nLooking++; freeLook[2] = true; reached(2)
         :: else -> skip
         fi;
 #endif
@@ -599,12 +615,16 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
                 if
                 :: a == A_WAKE ->
                     a = A_NONE;
+#ifdef MUTANT_PRIVATE_NEXT
                     if
                     :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE ->
                         checkQueuedOnce(q); nextSlot[me] = q
                     :: else ->
                         PLOCK; enqueueLocked(q, false, woken); PUNLOCK
                     fi
+#else
+                    PLOCK; enqueueLocked(q, false, woken); PUNLOCK
+#endif
                 :: else -> skip
                 fi;
                 turnWait = true
@@ -817,7 +837,13 @@ inline runPooledTurn(t, q, id, a, woken, handed, after, via2, left2) {
     handed = false;
     if
     :: after == 1 -> signalWoken(woken)                                   /* [T6] */
-    :: after == 2 -> enqueue(q, nextSlot[t] == NONE, woken)               /* [T6] */
+    :: after == 2 ->                                                      /* [T6] */
+#ifdef MUTANT_PRIVATE_NEXT
+        enqueue(q, nextSlot[t] == NONE, woken)
+#else
+        atomic { PLOCK; enqueueLocked(q, true, woken); freeLook[t] = true; PUNLOCK };
+        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+#endif
     :: else -> skip
     fi;
     after = 0
@@ -841,6 +867,7 @@ inline goIdle(t, act) {
 
 /* One look at the run queue, with the pool's lock held: run a queue, leave, spin, or sleep. */
 inline look(t, act, cur, ran) {
+    freeLook[t] = false;
     if
     :: runQ.n > 0 ->                                                      /* dequeue */
         cur = runQ.it[0]; runQ.it[0] = runQ.it[1]; runQ.it[1] = runQ.it[2]; runQ.it[2] = 0; runQ.n--;
@@ -872,6 +899,7 @@ inline poolThread(t) {
     :: act == ACT_RUN ->
         /* runTurns(startingWith:) */
         isInTurn = true; hops = 0;
+#ifdef MUTANT_PRIVATE_NEXT
         do
         :: runPooledTurn(t, cur, id, a, woken, handed, after, via2, left2);
             if
@@ -884,6 +912,9 @@ inline poolThread(t) {
                 fi
             fi
         od;
+#else
+        runPooledTurn(t, cur, id, a, woken, handed, after, via2, left2);
+#endif
         atomic { isInTurn = false; cur = NONE; ran = true; PLOCK; look(t, act, cur, ran) }   /* [P1] */
     :: act == ACT_SPIN ->
         /* [P4] the window: any length; the run-queue hint only shortens it */
@@ -1095,14 +1126,31 @@ active proctype Controller() {
 
 /* A queue is never lost: whenever the run queue holds a queue, some pool thread will look at
  * it without being woken (it runs a turn, spins, or was woken); and no queue waits in the
- * `next` slot of a thread that is not going to run it (blocked, asleep). */
+ * `next` slot of a thread that is not going to run it (blocked, asleep).
+ *
+ * Work conservation (CHECK_WORK_CONSERVING): while a pool thread sleeps idle, the queues waiting
+ * for a thread (in the run queue; in a `next` slot, in MUTANT_PRIVATE_NEXT) are never more than
+ * the threads that will look at the run queue before running any work (freeLook, spinning).
+ * A thread running a turn does not count: its work may run, or block, for any time. */
+#define nextWaiting ((nextSlot[0] != NONE) + (nextSlot[1] != NONE) + (nextSlot[2] != NONE))
+#define freeLookers (spinningCount + freeLook[0] + freeLook[1] + (freeLook[2] && standInStarted))
 active proctype Monitor() {
 end_watching:
     atomic {
         ((runQ.n > 0 && nLooking == 0)
          || (nextSlot[0] != NONE && !looking[0]) || (nextSlot[1] != NONE && !looking[1])
-         || (nextSlot[2] != NONE && !looking[2])) ->
-        notLost = false;
-        assertPool(notLost)
+         || (nextSlot[2] != NONE && !looking[2])
+#ifdef CHECK_WORK_CONSERVING
+         || (idleN > 0 && runQ.n + nextWaiting > freeLookers)
+#endif
+        ) ->
+        notLost = !((runQ.n > 0 && nLooking == 0)
+         || (nextSlot[0] != NONE && !looking[0]) || (nextSlot[1] != NONE && !looking[1])
+         || (nextSlot[2] != NONE && !looking[2]));
+        assertPool(notLost);
+#ifdef CHECK_WORK_CONSERVING
+        conserving = !(idleN > 0 && runQ.n + nextWaiting > freeLookers);
+        assert(conserving)
+#endif
     }
 }

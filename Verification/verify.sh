@@ -266,17 +266,15 @@ echo "== the pooled mode: reachability (what the pooled mode adds; the queue's o
 pprobe() {  # number, switches, description
     pcheck asserts "assertion violated \\($1!=$1\\)" "pool reach $1: $3" $2 -DPROBE="$1"
 }
-pprobe 1 "-DNESTED -DEND_NONE" "work on a pool thread makes a queue runnable into its next slot"
 pprobe 2 "-DNESTED -DEND_NONE" "a stand-in thread is started for a blocked pool thread"
 pprobe 4 "-DEND_NONE" "a turn ends with work left: the queue goes back to the run queue"
 pprobe 6 "-DEND_NONE" "an enqueue wakes nobody: a spinning thread will look"
 pprobe 7 "-DEND_NONE" "an enqueue wakes an idle pool thread"
 pprobe 8 "-DEND_NONE" "a sync leave puts the handed-over queue back in the run queue"
-pprobe 12 "-DNESTED -DEND_NONE" "a blocking pool thread moves its next queue to the run queue"
 pprobe 14 "-DEND_NONE" "suspend interrupts a turn's batch"
 pprobe 15 "-DNESTED -DEND_NONE" "a surplus thread retires after the blocked one is back"
 pprobe 16 "-DEND_POOL" "the pool's threads leave at its shutdown"
-pprobe 17 "-DNESTED -DEND_NONE" "a hop: the next queue runs on the same thread"
+pprobe 18 "-DNESTED -DEND_NONE" "work on a pool thread makes a queue runnable and wakes an idle thread"
 
 echo "== the pooled mode: mutants"
 pmutant() {  # name, kind, expected report, switches, property flag, description
@@ -286,8 +284,8 @@ pmutant REQUEUE_BEFORE_FINISH asserts 'oneThread' "-DEND_NONE -DBATCH_LIMIT=1" C
 pmutant WAKE_IGNORES_PENDING asserts 'queuedOnce' "-DEND_NONE" CHECK_POOL "scheduled again while scheduled"
 pmutant SPIN_NO_RECHECK asserts 'notLost' "-DEND_NONE" CHECK_POOL "sleeps after spinning, run queue unseen"
 pmutant SPIN_NO_RECHECK ltl:everyAcceptedItemRuns "$cycle" "-DNESTED -DEND_NONE" "" "sleeps after spinning, run queue unseen"
-pmutant NEXT_KEPT_WHILE_BLOCKING asserts 'notLost' "-DNESTED -DEND_NONE" CHECK_POOL "blocks with a queue in its next slot"
-pmutant NEXT_KEPT_WHILE_BLOCKING deadlock "$deadlock" "-DNESTED -DEND_POOL" "" "blocks with a queue in its next slot"
+pmutant HOP_COUNTS_CALLER asserts 'conserving' "-DNESTED -DEND_NONE" CHECK_WORK_CONSERVING "a pool thread's enqueue counts itself as a looker"
+pmutant PRIVATE_NEXT asserts 'conserving' "-DNESTED -DEND_NONE" CHECK_WORK_CONSERVING "a queue made runnable on a pool thread waits in its private next slot"
 pmutant NO_STAND_IN asserts 'freeThreads' "-DNESTED -DEND_NONE" CHECK_POOL "no stand-in for a blocked thread"
 pmutant LEAVE_NO_REQUEUE deadlock "$deadlock" "-DEND_DRAIN" "" "a sync leave does not re-queue the queue"
 pmutant LEAVE_NO_REQUEUE ltl:everyAcceptedItemRuns "$cycle" "-DNESTED -DEND_NONE" "" "a sync leave does not re-queue the queue"
