@@ -13,42 +13,42 @@ import Testing
 struct WorkerPoolWorkConservationTests {
     static let patience = Duration.seconds(2)
 
-    @Test(arguments: 2...4)
-    func workPostedByAPoolThreadThatThenWaitsRunsOnAnIdleThread(width: Int) {
-        let pool = WorkerPool(threads: width, label: "wc-wait")
+    /// How a's long item holds its pool thread: in a wait the pool does not know about, or busy.
+    enum LongItem: String, CaseIterable, Sendable, CustomStringConvertible {
+        case foreignWait, busyLoop
+        var description: String { self.rawValue }
+
+        /// Holds the thread until `done` is set or 2 s passed; returns whether `done` was set.
+        func hold(until done: TestSemaphore) -> Bool {
+            switch self {
+            case .foreignWait:
+                return done.wait(timeout: WorkerPoolWorkConservationTests.patience)
+            case .busyLoop:
+                let limit = monotonicNow() + 2_000_000_000
+                while monotonicNow() < limit {
+                    if done.wait(timeout: .zero) { return true }
+                }
+                return false
+            }
+        }
+    }
+
+    @Test(arguments: 2...4, LongItem.allCases)
+    func workPostedByAPoolThreadRunsOnAnIdleThreadWhileItsItemGoesOn(width: Int, item: LongItem) {
+        let pool = WorkerPool(threads: width, label: "wc-post")
         let a = SerialQueue(label: "a", pool: pool)
         let b = SerialQueue(label: "b", pool: pool)
         let sawIt = TestFlag()
         let done = TestSemaphore()
         a.async {
-            let flag = TestSemaphore()
-            b.async { flag.signal() }
-            // A wait the pool does not know about: only another thread can run b's work now.
-            if flag.wait(timeout: Self.patience) { sawIt.set() }
+            let bRan = TestSemaphore()
+            b.async { bRan.signal() }
+            // Only another thread can run b's work before this item ends.
+            if item.hold(until: bRan) { sawIt.set() }
             done.signal()
         }
         #expect(done.wait(), "a's work never finished")
         #expect(sawIt.isSet, "b's work did not run within 2 s while \(width - 1) of \(width) pool threads idled")
-    }
-
-    @Test(arguments: 2...4)
-    func workPostedByABusyPoolThreadRunsBeforeItsItemEnds(width: Int) {
-        let pool = WorkerPool(threads: width, label: "wc-busy")
-        let a = SerialQueue(label: "a", pool: pool)
-        let b = SerialQueue(label: "b", pool: pool)
-        let bRan = TestFlag()
-        let sawIt = TestFlag()
-        let done = TestSemaphore()
-        a.async {
-            b.async { bRan.set() }
-            // A long item that never blocks: it returns once b's work ran, or after 2 s.
-            let limit = monotonicNow() + 2_000_000_000
-            while !bRan.isSet && monotonicNow() < limit {}
-            if bRan.isSet { sawIt.set() }
-            done.signal()
-        }
-        #expect(done.wait(), "a's work never finished")
-        #expect(sawIt.isSet, "b's work waited for a's 2 s item while \(width - 1) of \(width) pool threads idled")
     }
 
     @Test(arguments: 2...4)
