@@ -51,6 +51,40 @@ struct WorkerPoolWorkConservationTests {
         #expect(sawIt.isSet, "b's work did not run within 2 s while \(width - 1) of \(width) pool threads idled")
     }
 
+    /// With every other thread busy, work that a pool thread posts waits in that thread's `next`
+    /// slot; the first thread that runs out of work takes it from there while the posting item
+    /// still runs.
+    @Test(arguments: 2...4)
+    func workPostedWhileEveryThreadIsBusyRunsOnTheFirstThreadThatFreesUp(width: Int) {
+        let pool = WorkerPool(threads: width, label: "wc-steal")
+        let others = (1..<width).map { SerialQueue(label: "other\($0)", pool: pool) }
+        let a = SerialQueue(label: "a", pool: pool)
+        let b = SerialQueue(label: "b", pool: pool)
+        let othersBusy = TestSemaphore()
+        let releaseOthers = TestSemaphore()
+        let posted = TestSemaphore()
+        let sawIt = TestFlag()
+        let done = TestSemaphore()
+        for other in others {
+            other.async {
+                othersBusy.signal()
+                _ = releaseOthers.wait(timeout: Self.patience)
+            }
+        }
+        for _ in others { #expect(othersBusy.wait(), "the other threads never got busy") }
+        a.async {
+            let bRan = TestSemaphore()
+            b.async { bRan.signal() }  // no other thread is free: b waits in this thread's slot
+            posted.signal()
+            if bRan.wait(timeout: Self.patience) { sawIt.set() }
+            done.signal()
+        }
+        #expect(posted.wait(), "a's work never ran")
+        releaseOthers.signal(others.count)
+        #expect(done.wait(), "a's work never finished")
+        #expect(sawIt.isSet, "b's work waited for a's item after \(width - 1) pool threads had freed up")
+    }
+
     @Test(arguments: 2...4)
     func workSubmittedFromOutsideAfterASyncFromAPoolThreadDoesNotWaitForThatThread(width: Int) {
         let pool = WorkerPool(threads: width, label: "wc-sync")

@@ -26,6 +26,8 @@ struct PoolState {
     private(set) var isStopping = false
     /// Set when a compensating thread could not be started.
     private(set) var failedThreadStarts = 0
+    /// Every live pool thread, for stealing from their `next` slots.
+    private(set) var workers: [PoolWorker] = []
     /// Threads watching the run queue for a few microseconds before sleeping: enqueuing for
     /// them needs no wake-up.
     private(set) var spinningCount = 0
@@ -40,6 +42,16 @@ struct PoolState {
     /// Reserves `count` threads about to be started.
     mutating func reserveThreads(_ count: Int) {
         self.threadCount += count
+    }
+
+    /// A pool thread started.
+    mutating func addWorker(_ worker: PoolWorker) {
+        self.workers.append(worker)
+    }
+
+    /// A pool thread leaves.
+    mutating func removeWorker(_ worker: PoolWorker) {
+        self.workers.removeAll { $0 === worker }
     }
 
     /// A reserved thread could not be started.

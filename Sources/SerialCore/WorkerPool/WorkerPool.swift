@@ -17,12 +17,13 @@ import Glibc
 /// it is a few hundred bytes of memory.
 ///
 /// **Work-conserving.** A runnable queue never waits while a pool thread is idle or could be
-/// woken. Wherever a queue becomes runnable (from outside, from work on a pool thread, by a
-/// `sync` on it that returns, by its delayed work falling due) it goes to the pool's run queue,
-/// and an idle thread is woken unless a thread that will look at the run queue anyway (one
-/// spinning before it sleeps, or one ending a turn) covers it. So `B.async` from work on A runs on
-/// another thread while A's work goes on, if one is free; with no free thread it runs as soon as
-/// any thread finishes a turn.
+/// woken. A queue made runnable from outside goes to the pool's run queue, waking an idle thread
+/// unless a spinning one will look. One made runnable by work on a pool thread (`B.async` from
+/// A's work, or a `sync` on B that returns) goes there too if any other thread is free; while
+/// every other thread is busy it waits in the posting thread's `next` slot and runs on that
+/// thread right after A's turn (at most 64 such hops in a row), unless a thread that runs out of
+/// work first takes it from there. So `B.async` from work on A runs on another thread while A's
+/// work goes on, if one is free or frees up; with none, right after A's turn.
 ///
 /// **Blocking.** A pool thread that blocks in this library's own waits (a `sync` on a busy queue,
 /// room in a bounded queue, a `shutdown` or release waiting for a queue to drain) is replaced by
