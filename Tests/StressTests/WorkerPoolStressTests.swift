@@ -60,4 +60,34 @@ struct WorkerPoolStressTests {
         }
         #expect(done.value == expected.value, "\(expected.value - done.value) items never ran, seed \(seed)")
     }
+
+    /// A rally between pooled queues (each hop posted by work on the other queue): hops go through
+    /// the posting thread's `next` slot, or are published or stolen; none is lost or run twice at
+    /// once, and each queue runs one hop at a time.
+    @Test(arguments: [2, 3]) func aRallyOfHopsBetweenPooledQueuesRunsEveryHopOnceAndInOrder(width: Int) {
+        let seed = StressConfiguration.seed()
+        let hops = StressConfiguration.iterations(200_000)
+        let pool = WorkerPool(threads: width, label: "stress-rally")
+        let queues = (0..<4).map { SerialQueue(label: "sr\($0)", pool: pool) }
+        let inside = (0..<4).map { _ in TestCounter() }
+        let overlaps = TestCounter()
+        let done = TestSemaphore()
+        let rallies = 3
+        @Sendable func hop(_ remaining: Int, on index: Int, _ state: UInt64) {
+            if inside[index].increment() != 1 { overlaps.increment() }
+            defer { inside[index].increment(by: -1) }
+            guard remaining > 0 else { return done.signal() }
+            let next = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let target = Int((next >> 33) % UInt64(queues.count))
+            queues[target].async { hop(remaining - 1, on: target, next) }
+        }
+        withWatchdog(timeout: .seconds(120), "a rally of hops stalled, seed \(seed)") {
+            for rally in 0..<rallies {
+                let start = Int(seed % 4) ^ rally % 4
+                queues[start].async { hop(hops, on: start, seed &+ UInt64(rally)) }
+            }
+            for _ in 0..<rallies { #expect(done.wait(timeout: .seconds(100)), "a rally never finished, seed \(seed)") }
+        }
+        #expect(overlaps.value == 0, "\(overlaps.value) hops ran while another hop of their queue ran, seed \(seed)")
+    }
 }

@@ -38,8 +38,18 @@ final class PoolWorker: @unchecked Sendable {  // `next` is atomic; the rest is 
 
     /// Puts `core` in the empty `next` slot (this thread only).
     func fillNext(_ core: QueueCore) {
-        let raw = Unmanaged.passRetained(core).toOpaque()
-        self.next.store(raw, ordering: .sequentiallyConsistent)
+        self.next.store(Self.retainedPointer(to: core), ordering: .sequentiallyConsistent)
+    }
+
+    /// `core`, retained, as the slot holds it. Out of line and unoptimized on purpose: inlined,
+    /// the optimizer sinks the retain below the atomic store (ARC does not see the store publish
+    /// the object), and a thief that takes the slot in between releases a reference that was
+    /// never taken: the queue is freed while in use (seen in `compare`: a use after free in the
+    /// ping-pong row, about one run in ten).
+    @inline(never)
+    @_optimize(none)
+    private static func retainedPointer(to core: QueueCore) -> UnsafeMutableRawPointer {
+        Unmanaged.passRetained(core).toOpaque()
     }
 
     /// Empties `next`: its queue, unless a thief took it first.
