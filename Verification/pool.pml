@@ -5,9 +5,11 @@
  *
  * queue.pml models a queue with its own worker; this file models what changes when a pool runs
  * the queue: the pool's run queue of runnable queues, pool threads that run bounded turns, spin
- * and sleep, the `next` slot (a hop to a queue this thread's own work made runnable), the
- * hand-off of a `sync` turn that releases the pool thread, stand-in threads for a pool thread
- * that blocks, suspend/resume and shutdown of a pooled queue, and the pool's shutdown. The
+ * and sleep, the stealable `next` slot (a queue this thread's own work made runnable while no
+ * other thread was free runs next on that thread, unless a thread that runs out of work steals
+ * it: the pool is work-conserving), the hand-off of a `sync` turn that releases the pool
+ * thread, stand-in threads for a pool thread that blocks, suspend/resume and shutdown of a
+ * pooled queue, and the pool's shutdown. The
  * queue's own decisions (QueueState: the door, wakeWorkerIfNeeded, takeBatch, leaveSync, ...)
  * are the same code as in queue.pml and are written the same way here, per queue.
  *
@@ -23,10 +25,11 @@
  *   END_POOL                the controller shuts the pool down (WorkerPool.shutdown(.drain):
  *                           both queues, then the threads); P1 makes no A.async 4.
  *   NESTED                  the other instance: item 1's body, on a pool thread, makes
- *                           B.async 5 (a hop through the `next` slot) and B.sync 6 (the pool
- *                           thread blocks: a stand-in); P1 makes B.sync 2 (none with END_POOL),
- *                           no suspension.
- *   SMALL                   P1 makes no A.async 4 (for the liveness run).
+ *                           B.async 5 (B goes to the `next` slot, or to the run queue if a
+ *                           thread is free) and B.sync 6 (the pool thread blocks: `next` goes to
+ *                           the run queue, a stand-in starts); P1 makes B.sync 2 (none with
+ *                           END_POOL), no suspension.
+ *   SMALL                   P1 makes no A.async 4 (NESTED: no B.sync 2), for the liveness runs.
  *   BATCH_LIMIT=n           PoolCore.batchLimit (default 2: a turn's budget runs out with 3
  *                           items queued, or with work arriving during the turn).
  *   HOP_LIMIT=n             PoolCore.consecutiveHopLimit (default 2: the one hop of the instance
@@ -147,7 +150,9 @@ bool changedWaits = false;       /* PoolCore.changed (the controller waits) */
 bool standInStarted = false;     /* startThread() for the stand-in slot */
 /* Thread-local in the code, global here so that the properties can see it (PoolWorker.isInTurn
  * and .batch are the pool threads' locals isInTurn and batch). */
-byte nextSlot[NT] = NONE;        /* PoolWorker.next */
+byte nextSlot[NT] = NONE;        /* PoolWorker.next (atomic, sequentially consistent) */
+byte freeCount = 0;              /* PoolCore.freeCount (atomic; changed under pmutex) */
+bool isFree[NT];                 /* threadMain's local isFree: counted in freeCount */
 
 /* Ghosts, for the properties only. */
 byte st[NITEMS + 1];
@@ -160,6 +165,12 @@ byte waiterOf[NITEMS + 1];       /* the thread a sync turn belongs to (it is in 
 bool looking[NT] = true;         /* the thread will look at the run queue without being woken
                                   * (S's counts only once it is reserved: nLooking) */
 byte nLooking = WIDTH;
+/* Work conservation: the thread will look at the run queue next without running any work first
+ * (not yet started, woken, a stand-in reserved, or ending a turn it re-queued); spinning threads
+ * are counted by spinningCount. Cleared by its look. */
+bool publishing[NT];             /* between filling `next` and deciding whether to publish it */
+bool freeLook[NT] = true;       /* T0, T1 look first; S's counts once it is reserved */
+hidden byte conserving;
 byte nAccepted = 0;
 byte nFinished = 0;
 byte producersDone = 0;
@@ -187,6 +198,7 @@ hidden byte moved;
 #define CHECK_NOTHING_LOST
 #define CHECK_CODE_INVARIANTS
 #define CHECK_POOL
+#define CHECK_WORK_CONSERVING
 #endif
 
 #ifdef CHECK_EXCLUSION
@@ -441,7 +453,8 @@ inline popIdleWorker(woken) {
     if
     :: idleN > 0 ->
         idleN--; woken = woken | (1 << idleStack[idleN]); isWoken[idleStack[idleN]] = true;
-        looking[idleStack[idleN]] = true; nLooking++; idleStack[idleN] = 0; reached(7)
+        looking[idleStack[idleN]] = true; nLooking++; freeLook[idleStack[idleN]] = true;
+        idleStack[idleN] = 0; reached(7)
     :: else -> skip
     fi
 }
@@ -481,15 +494,55 @@ inline enqueue(q, callerWillDequeue, woken) {
     if :: woken != 0 -> signalWoken(woken) :: else -> skip fi              /* [Q2] */
 }
 
-/* PoolCore.makeRunnable, from the thread `me`: inside its own turn, into its empty `next`
- * slot (no lock, no wake-up); otherwise enqueue. */
+/* PoolCore.makeRunnable, from the thread `me`: inside its own turn with an empty `next` slot,
+ * into the slot [M1] (a sequentially consistent store), then the read of freeCount [M2]: a free
+ * thread means the slot is taken back and published to the run queue [M3] (unless a thief was
+ * first); otherwise enqueue. MUTANT_PRIVATE_NEXT is the pool's first version: no read, no
+ * publishing, and no thread steals (see look). */
 inline makeRunnable(q, me, woken) {
     if
     :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE ->
-        atomic { checkQueuedOnce(q); nextSlot[me] = q; reached(1) }          /* [M1] */
+#ifdef MUTANT_CHECK_BEFORE_FILL
+        /* reads freeCount first, then fills: a thread may become free, find the slot empty
+         * and sleep in between */
+        atomic { publishing[me] = true; took = (freeCount > 0) };
+        if
+        :: took -> took = 0; publishing[me] = false; enqueue(q, false, woken)
+        :: else -> atomic { checkQueuedOnce(q); nextSlot[me] = q; publishing[me] = false; reached(1) }
+        fi
+#else
+        atomic { checkQueuedOnce(q); nextSlot[me] = q; publishing[me] = true; reached(1) }   /* [M1] */
+#ifdef MUTANT_PRIVATE_NEXT
+        publishing[me] = false
+#else
+        /* [M2] the read of freeCount; a free thread: [M3] takeNext and, unless a thief was first,
+         * the enqueue (one step: while the queue is in neither place no thread can see it) */
+        atomic {
+            if
+            :: freeCount > 0 ->
+                moved = nextSlot[me]; nextSlot[me] = NONE;
+                if
+                :: moved != NONE -> PLOCK; enqueueLocked(moved, false, woken); reachedIf(woken != 0, 18); PUNLOCK
+                :: else -> reached(19)                                    /* a thief was first */
+                fi;
+                moved = 0
+            :: else -> skip
+            fi;
+            publishing[me] = false
+        };
+        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+#endif
+#endif
     :: else -> enqueue(q, false, woken)
     fi
 }
+
+/* Whether a fill of `next` stays there: no thread is free (the first version: always). */
+#ifdef MUTANT_PRIVATE_NEXT
+#define KEEP_IN_NEXT true
+#else
+#define KEEP_IN_NEXT (freeCount == 0)
+#endif
 
 /* QueueCore.perform for a pooled queue. */
 inline perform(q, a, me, woken) {
@@ -505,8 +558,7 @@ inline perform(q, a, me, woken) {
 inline beginBlocking(me, woken) {
 #ifndef MUTANT_NEXT_KEPT_WHILE_BLOCKING
     if
-    :: nextSlot[me] != NONE ->
-        atomic {                                                          /* [N1] */
+    :: atomic { nextSlot[me] != NONE ->                                   /* [N1] takeNext */
             moved = nextSlot[me]; nextSlot[me] = NONE;
             PLOCK; enqueueLocked(moved, false, woken); PUNLOCK;
             if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
@@ -522,7 +574,7 @@ inline beginBlocking(me, woken) {
         if
         :: threadCount - blockedCount < WIDTH ->
             threadCount++; assert(!standInStarted); standInStarted = true;   /* startThread() */
-            looking[2] = true; nLooking++; reached(2)
+            looking[2] = true; nLooking++; freeLook[2] = true; reached(2)
         :: else -> skip
         fi;
 #endif
@@ -599,8 +651,10 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
                 if
                 :: a == A_WAKE ->
                     a = A_NONE;
+                    /* makeRunnable under the queue's lock, as one step here (its race
+                     * with a thief is checked on the async path above) */
                     if
-                    :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE ->
+                    :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE && KEEP_IN_NEXT ->
                         checkQueuedOnce(q); nextSlot[me] = q
                     :: else ->
                         PLOCK; enqueueLocked(q, false, woken); PUNLOCK
@@ -817,7 +871,10 @@ inline runPooledTurn(t, q, id, a, woken, handed, after, via2, left2) {
     handed = false;
     if
     :: after == 1 -> signalWoken(woken)                                   /* [T6] */
-    :: after == 2 -> enqueue(q, nextSlot[t] == NONE, woken)               /* [T6] */
+    :: after == 2 ->                                                      /* [T6] */
+        /* without a `next` queue this thread looks at the run queue next (ghost freeLook) */
+        atomic { PLOCK; moved = (nextSlot[t] == NONE); enqueueLocked(q, moved, woken); freeLook[t] = moved; moved = 0; PUNLOCK };
+        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
     :: else -> skip
     fi;
     after = 0
@@ -841,15 +898,35 @@ inline goIdle(t, act) {
 
 /* One look at the run queue, with the pool's lock held: run a queue, leave, spin, or sleep. */
 inline look(t, act, cur, ran) {
+    freeLook[t] = false;
     if
     :: runQ.n > 0 ->                                                      /* dequeue */
-        cur = runQ.it[0]; runQ.it[0] = runQ.it[1]; runQ.it[1] = runQ.it[2]; runQ.it[2] = 0; runQ.n--;
+        cur = runQ.it[0]; runQ.it[0] = runQ.it[1]; runQ.it[1] = runQ.it[2]; runQ.it[2] = 0; runQ.n--
+    :: else ->
+        /* lookForWork: counted free first, then the other threads' `next` slots */
+        if :: !isFree[t] -> isFree[t] = true; freeCount++ :: else -> skip fi;
+#ifndef MUTANT_PRIVATE_NEXT
+#ifndef MUTANT_NO_STEAL
+        tj = 0;
+        do
+        :: tj < NT && cur == NONE ->
+            if :: tj != t && nextSlot[tj] != NONE -> cur = nextSlot[tj]; nextSlot[tj] = NONE; reached(17) :: else -> skip fi;
+            tj++
+        :: else -> break
+        od;
+        tj = 0;
+#endif
+#endif
+    fi;
+    if
+    :: cur != NONE ->                                                     /* dequeued or stolen */
+        if :: isFree[t] -> isFree[t] = false; freeCount-- :: else -> skip fi;
         act = ACT_RUN; PUNLOCK
     :: else ->
         if
         :: threadsShouldLeave || threadCount - blockedCount > WIDTH ->     /* retireIfSurplus */
             reachedIf(!threadsShouldLeave, 15); reachedIf(threadsShouldLeave, 16);
-            threadCount--; looking[t] = false; nLooking--;
+            threadCount--; looking[t] = false; nLooking--; isFree[t] = false; freeCount--;
             changedWaits = false;                                         /* changed.broadcast() */
             act = ACT_LEAVE; PUNLOCK
         :: else ->
@@ -866,6 +943,7 @@ inline poolThread(t) {
     byte id = 0; byte a = A_NONE; byte woken = 0; bool handed = false; byte after = 0;
     bool via2 = false; bool left2 = false; bool turnWait = false;
     bool isInTurn = false;       /* PoolWorker.isInTurn */
+    byte took = 0;               /* makeRunnable's local in MUTANT_CHECK_BEFORE_FILL */
     Ring batch;                  /* PoolWorker.batch */
     atomic { PLOCK; look(t, act, cur, ran) };                             /* [P1] */
     do
@@ -875,11 +953,14 @@ inline poolThread(t) {
         do
         :: runPooledTurn(t, cur, id, a, woken, handed, after, via2, left2);
             if
-            :: nextSlot[t] == NONE -> break
-            :: else ->
-                atomic { cur = nextSlot[t]; nextSlot[t] = NONE; hops++; reached(17) };   /* [P2] */
+            :: atomic { nextSlot[t] == NONE -> freeLook[t] = true }; break   /* empty, or stolen */
+            :: atomic { nextSlot[t] != NONE ->                            /* [P2] takeNext */
+                    cur = nextSlot[t]; nextSlot[t] = NONE; hops++; reached(20) };
                 if
-                :: hops >= HOP_LIMIT -> enqueue(cur, true, woken); break  /* [P3] */
+                :: hops >= HOP_LIMIT ->                                   /* [P3] */
+                    atomic { PLOCK; enqueueLocked(cur, true, woken); freeLook[t] = true; PUNLOCK };
+                    if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
+                    break
                 :: else -> skip
                 fi
             fi
@@ -922,7 +1003,7 @@ end_unstarted:
 
 active proctype P0() {
     bool via = false; bool left = false; byte a = A_NONE; byte woken = 0; bool turnWait = false;
-    bool isInTurn = false;
+    bool isInTurn = false; byte took = 0;
     asyncCall(QA, 1, NOT_POOL, a, woken);
 #if !defined(NESTED) && !defined(END_DRAIN) && !defined(END_CANCEL)
     syncCall(QB, 2, NOT_POOL, W_P0, via, left, a, woken);
@@ -932,9 +1013,9 @@ active proctype P0() {
 
 active proctype P1() {
     bool via = false; bool left = false; byte a = A_NONE; byte woken = 0; bool turnWait = false;
-    bool isInTurn = false;
+    bool isInTurn = false; byte took = 0;
 #ifdef NESTED
-#ifndef END_POOL
+#if !defined(END_POOL) && !defined(SMALL)
     syncCall(QB, 2, NOT_POOL, W_P1, via, left, a, woken);
 #endif
 #else
@@ -1066,7 +1147,7 @@ inline poolShutdown(a, woken, snapshot) {
 }
 
 active proctype Controller() {
-    byte a = A_NONE; byte woken = 0; byte snapshot = 0; bool isInTurn = false;
+    byte a = A_NONE; byte woken = 0; byte snapshot = 0; bool isInTurn = false; byte took = 0;
 #if defined(END_DRAIN) || defined(END_CANCEL)
 #ifdef END_DRAIN
 #define SHUT_MODE SHUT_DRAIN
@@ -1095,14 +1176,33 @@ active proctype Controller() {
 
 /* A queue is never lost: whenever the run queue holds a queue, some pool thread will look at
  * it without being woken (it runs a turn, spins, or was woken); and no queue waits in the
- * `next` slot of a thread that is not going to run it (blocked, asleep). */
+ * `next` slot of a thread that is not going to run it (blocked, asleep).
+ *
+ * Work conservation (CHECK_WORK_CONSERVING): while a pool thread sleeps idle, the queues waiting
+ * for a thread (in the run queue or a `next` slot) are never more than the threads that will
+ * look for work before running any (freeLook, spinning) or that are deciding whether to publish
+ * the queue they just put in `next` (publishing). A thread running a turn does not count: its
+ * work may run, or block, for any time. */
+#define nextWaiting ((nextSlot[0] != NONE) + (nextSlot[1] != NONE) + (nextSlot[2] != NONE))
+#define freeLookers (spinningCount + freeLook[0] + freeLook[1] + (freeLook[2] && standInStarted) \
+                     + publishing[0] + publishing[1] + publishing[2])
 active proctype Monitor() {
 end_watching:
     atomic {
         ((runQ.n > 0 && nLooking == 0)
          || (nextSlot[0] != NONE && !looking[0]) || (nextSlot[1] != NONE && !looking[1])
-         || (nextSlot[2] != NONE && !looking[2])) ->
-        notLost = false;
-        assertPool(notLost)
+         || (nextSlot[2] != NONE && !looking[2])
+#ifdef CHECK_WORK_CONSERVING
+         || (idleN > 0 && runQ.n + nextWaiting > freeLookers)
+#endif
+        ) ->
+        notLost = !((runQ.n > 0 && nLooking == 0)
+         || (nextSlot[0] != NONE && !looking[0]) || (nextSlot[1] != NONE && !looking[1])
+         || (nextSlot[2] != NONE && !looking[2]));
+        assertPool(notLost);
+#ifdef CHECK_WORK_CONSERVING
+        conserving = !(idleN > 0 && runQ.n + nextWaiting > freeLookers);
+        assert(conserving)
+#endif
     }
 }

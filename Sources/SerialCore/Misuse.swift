@@ -82,6 +82,13 @@ extension Misuse {
             it would wait for itself. Call it from a thread outside the pool.
             """)
     }
+
+    @inline(never)
+    package static func poolShutdownInsideItsQueue(label: String, queue: String) -> Never {
+        fatalError("""
+            WorkerPool "\(label)": shutdown() called inside a sync body of its queue "\(queue)";             it would wait for that queue to exit, which cannot happen before the body returns.             Call it after the body returns, or from a thread that runs none of the pool's queues.
+            """)
+    }
 }
 
 extension Misuse {

@@ -98,4 +98,35 @@ struct SerialQueueExecutorTests {
             try await queue.run { () throws(Boom) -> Int in throw Boom() }
         }
     }
+
+    /// `run` on a full bounded queue is admitted over the bound (as executor jobs are) instead of
+    /// waiting for room on the caller's cooperative thread: as many waiting calls as there are
+    /// cooperative threads would otherwise stop every other task until the queue drains.
+    @Test(arguments: QueueMode.allCases) func runOnAFullBoundedQueueNeverBlocksACooperativeThread(mode: QueueMode) async {
+        let queue = mode.queue(label: "run-bounded", maximumQueued: 1)
+        let gate = TestSemaphore()
+        queue.async { _ = gate.wait(timeout: .seconds(10)) }  // holds the queue
+        queue.async {}  // fills the FIFO: the next bounded submission would wait for room
+        let callers = WorkerPool.defaultThreadCount  // Swift concurrency's cooperative width
+        let calling = TestSemaphore()
+        let finished = TestCounter()
+        let probeRan = TestFlag()
+        let otherTasksRan = await offThePool {
+            for _ in 0..<callers {
+                Task.detached {
+                    calling.signal()
+                    await queue.run {}
+                    finished.increment()
+                }
+            }
+            for _ in 0..<callers { _ = calling.wait(timeout: .seconds(5)) }
+            _ = eventually(timeout: .milliseconds(100)) { false }  // let the calls reach the queue
+            Task.detached { probeRan.set() }
+            let ran = eventually(timeout: .seconds(2)) { probeRan.isSet }
+            gate.signal()  // the queue drains: blocked calls (if any) get room
+            return ran
+        }
+        #expect(otherTasksRan, "\(callers) `run` calls on a full bounded queue stopped every other task for 2 s")
+        #expect(await eventually { finished.value == callers }, "a `run` call never returned")
+    }
 }

@@ -22,6 +22,20 @@ struct WorkerPoolCrashTests {
         }.map { #expect($0.standardErrorText.contains("WorkerPool \"self-stop\": shutdown() called from work running on one of its own threads")) }
     }
 
+    @Test func shutdownInsideASyncBodyOfOneOfItsQueuesTraps() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let pool = WorkerPool(threads: 1, label: "sync-stop")
+            let queue = SerialQueue(label: "inner", pool: pool)
+            // Without the trap this would hang: the watchdog turns that into a different message.
+            withWatchdog(timeout: .seconds(10), "WorkerPool.shutdown() inside a sync body hung") {
+                queue.sync { pool.shutdown() }
+            }
+        }.map {
+            #expect($0.standardErrorText.contains(
+                "WorkerPool \"sync-stop\": shutdown() called inside a sync body of its queue \"inner\""))
+        }
+    }
+
     @Test func aQueueOnAShutDownPoolTraps() async {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let pool = WorkerPool(threads: 1, label: "closed-pool")

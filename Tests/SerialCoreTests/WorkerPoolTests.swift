@@ -47,36 +47,6 @@ struct WorkerPoolTests {
         #expect(seen >= 0 && seen < 64, "the other queue ran after \(seen) of the busy queue's 10,000 items")
     }
 
-    @Test func aHopToAnIdleQueueOfThePoolContinuesOnTheSameThread() {
-        let pool = WorkerPool(threads: 2, label: "pool-hop")
-        let a = SerialQueue(label: "ping", pool: pool)
-        let b = SerialQueue(label: "pong", pool: pool)
-        let hops = 200
-        let switches = TestCounter()
-        let lastThread = LockedValue<UInt>(0)
-        let done = TestSemaphore()
-        @Sendable func hop(_ remaining: Int) {
-            let me = CurrentThreadID.value
-            let previous = lastThread.withLock { value -> UInt in
-                let old = value
-                value = me
-                return old
-            }
-            if previous != me { switches.increment() }
-            guard remaining > 0 else { return done.signal() }
-            (remaining.isMultiple(of: 2) ? a : b).async { hop(remaining - 1) }
-            // Still busy after the hop: a woken idle thread would have time to take the other queue.
-            let until = monotonicNow() + 50_000
-            while monotonicNow() < until {}
-        }
-        a.async { hop(hops) }
-        #expect(done.wait(), "the ping-pong never finished")
-        // Each hop makes the other, idle queue runnable from a pool thread's own work: it runs
-        // next on that thread, after the current item, and the other thread is never woken.
-        // (The first hop counts as one switch.)
-        #expect(switches.value <= 2, "\(switches.value) thread switches in \(hops) hops")
-    }
-
     @Test func aPoolThreadHoldsOnlyTheQueueWhoseTurnItRuns() {
         let pool = WorkerPool(threads: 1, label: "pool-current")
         let a = SerialQueue(label: "a", pool: pool)
@@ -85,7 +55,6 @@ struct WorkerPoolTests {
         let done = TestSemaphore()
         a.async {
             seen.append("in a: a \(a.isCurrent) b \(b.isCurrent)")
-            // b runs next on this same thread (a hop), after a's item returns.
             b.async {
                 seen.append("in b: a \(a.isCurrent) b \(b.isCurrent)")
                 a.sync { seen.append("in b → a.sync: a \(a.isCurrent) b \(b.isCurrent)") }
@@ -180,6 +149,40 @@ struct WorkerPoolTests {
         }
         #expect(ran.wait(), "delayed work on a pooled queue never ran")
         #expect(ranAt.withLock { $0 } >= start.nanoseconds + 20_000_000, "delayed work ran early")
+    }
+
+    /// Delayed work that falls due while every pool thread is busy goes ahead of the queues
+    /// waiting for a thread: it runs when the current turn ends (at most 64 items of one queue),
+    /// not behind a turn of every busy queue. Counted in items, not time, so load cannot blur it.
+    @Test func delayedWorkThatFallsDueWhileThePoolIsBusyRunsAfterTheCurrentTurn() {
+        let pool = WorkerPool(threads: 1, label: "pool-due")
+        let busy = (0..<3).map { SerialQueue(label: "busy\($0)", pool: pool) }
+        let delayed = SerialQueue(label: "delayed", pool: pool)
+        let due = LockedValue<UInt64>(.max)
+        let delayedRan = TestFlag()
+        let startedAfterDue = TestCounter()
+        let ran = TestSemaphore()
+        let gate = TestSemaphore()
+        busy[0].async { _ = gate.wait() }  // nothing runs until everything is queued
+        for queue in busy {
+            for _ in 0..<200 {
+                queue.async {
+                    let now = monotonicNow()
+                    if now >= due.withLock({ $0 }) && !delayedRan.isSet { startedAfterDue.increment() }
+                    let until = now + 500_000  // half a millisecond of work
+                    while monotonicNow() < until {}
+                }
+            }
+        }
+        due.withLock { $0 = monotonicNow() + 10_000_000 }
+        delayed.asyncAfter(delay: .milliseconds(10)) {
+            delayedRan.set()
+            ran.signal()
+        }
+        gate.signal()
+        #expect(ran.wait(), "the delayed work never ran")
+        let count = startedAfterDue.value
+        #expect(count <= 64, "\(count) items of busy queues started after the delayed work fell due (a turn is 64)")
     }
 
     @Test func anIdlePooledQueueCanBeReleasedWhileItsTimerIsArmed() {

@@ -28,7 +28,11 @@ enum Compare {
         var rows: [Row] = []
         for plan in RowPlan.all where options.only.isEmpty || !options.only.isDisjoint(with: plan.names) {
             log("\(plan.names.joined(separator: ", ")):")
-            rows += plan.run(runner).filter { options.only.isEmpty || options.only.contains($0.name) }
+            let loadAtStart = LoadAverage.now()
+            var planned = plan.run(runner).filter { options.only.isEmpty || options.only.contains($0.name) }
+            let loadAtEnd = LoadAverage.now()
+            for index in planned.indices { planned[index].load = (loadAtStart, loadAtEnd) }
+            rows += planned
         }
         rows.sort { lhs, rhs in RowPlan.order.firstIndex(of: lhs.name)! < RowPlan.order.firstIndex(of: rhs.name)! }
         log("compare: finished in \(formatNumber(Double(Clock.now() - started) / 1e9)) s")

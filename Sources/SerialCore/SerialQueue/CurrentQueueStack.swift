@@ -54,6 +54,11 @@ final class CurrentQueueStack {
         assert(top.toOpaque() == Unmanaged.passUnretained(core).toOpaque(), "internal inconsistency: unbalanced queue stack")
     }
 
+    /// The label of a held queue that runs on `pool`, if any (for `WorkerPool.shutdown`).
+    func heldQueueLabel(on pool: PoolCore) -> String? {
+        self.held.first { $0.takeUnretainedValue().pool === pool }?.takeUnretainedValue().label
+    }
+
     /// The labels of the held queues, outermost first (for trap messages).
     var labels: [String] {
         self.held.map { $0.takeUnretainedValue().label }

@@ -174,13 +174,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         let stack = CurrentQueueStack.current
         self.state.beginWaitingForRoom()
         QueueWaitGraph.beginWaiting(stack, for: self, .room)
-        let poolWorker = stack.poolWorker
-        poolWorker?.beginBlocking()
-        while self.state.isAccepting && self.state.fifo.count >= self.maximumQueued {
-            self.roomAvailable.wait(releasing: self.mutex)
-            self.closeFastPath()
+        stack.blocking {
+            while self.state.isAccepting && self.state.fifo.count >= self.maximumQueued {
+                self.roomAvailable.wait(releasing: self.mutex)
+                self.closeFastPath()
+            }
         }
-        poolWorker?.endBlocking()
         QueueWaitGraph.endWaiting(stack)
         self.state.endWaitingForRoom()
     }
@@ -199,6 +198,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         guard self.state.isAccepting else {
             self.unlockState()
             return false
+        }
+        if let pool = self.pool {
+            // Armed under the queue's lock, as at the end of a turn.
+            if let deadline = self.state.schedulePooled(handle) { pool.timers.arm(deadline, for: self) }
+            self.unlockState()
+            return true
         }
         let action = self.state.schedule(handle)
         self.unlockState()
@@ -245,12 +250,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.state.takeArmedWatchdogs().wake()
         QueueWaitGraph.beginWaiting(stack, for: self, .turn)
         // A pool thread that blocks here gets a stand-in, so the pool keeps its width.
-        stack.poolWorker?.beginBlocking()
-        while !stack.isTurnGranted {
-            stack.turnGranted.wait(releasing: self.mutex)
+        stack.blocking {
+            while !stack.isTurnGranted {
+                stack.turnGranted.wait(releasing: self.mutex)
+            }
         }
         self.unlockState()
-        stack.poolWorker?.endBlocking()
         QueueWaitGraph.endWaiting(stack)
     }
 

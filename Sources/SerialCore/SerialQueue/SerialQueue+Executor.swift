@@ -60,12 +60,18 @@ extension SerialQueue: SerialExecutor, TaskExecutor {
     /// Runs `body` on the queue and returns its result to the awaiting task, without blocking a
     /// cooperative thread: the task suspends until the worker has run `body`.
     ///
+    /// On a bounded queue (`maximumQueued`) that is full, `body` is admitted over the bound, as
+    /// executor jobs are: waiting for room would block the caller's cooperative thread, and a
+    /// few such waits stop every task of the process (a deadlock if the queue's work awaits one).
+    ///
     /// - Throws: What `body` throws.
+    /// - Precondition: The queue is not shut down (that traps, naming the queue).
     public func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
-            self.async {
+            let work: @Sendable () -> Void = {
                 continuation.resume(returning: Result { () throws(E) -> T in try body() })
             }
+            self.core.submit(.closure(work), bounded: false, operation: "run")
         }
         return try result.get()
     }

@@ -60,16 +60,17 @@ extension SerialQueue {
         guard !self.isCurrent else { return }
         let core = self.core
         core.mutex.lock()
-        // On a pool thread, a stand-in runs the pool's queues (this one too) while this waits.
-        let poolWorker = core.state.phase == .exited ? nil : CurrentQueueStack.current.poolWorker
-        poolWorker?.beginBlocking()
-        while core.state.phase != .exited {
-            core.workerExited.wait(releasing: core.mutex)
+        if core.state.phase != .exited {
+            // On a pool thread, a stand-in runs the pool's queues (this one too) while this waits.
+            CurrentQueueStack.current.blocking {
+                while core.state.phase != .exited {
+                    core.workerExited.wait(releasing: core.mutex)
+                }
+            }
         }
-        poolWorker?.endBlocking()
         let mustJoin = core.state.claimThread()
         core.unlockState()
-        if mustJoin { self.thread?.join() }
+        if mustJoin, let thread = self.thread { CurrentQueueStack.current.blocking { thread.join() } }
     }
 
     /// The last reference is gone: let the worker drain and exit, and reclaim its thread.
@@ -97,7 +98,8 @@ extension SerialQueue {
             // Released by its own work: the worker cannot join itself; it exits once drained.
             thread.detach()
         } else {
-            thread.join()
+            // The worker drains first, and its work may wait for queues of a pool this thread runs.
+            CurrentQueueStack.current.blocking { thread.join() }
         }
     }
 }

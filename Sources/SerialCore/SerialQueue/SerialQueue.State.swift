@@ -146,17 +146,29 @@ struct QueueState {
 
     /// Adds delayed work and says whether the worker must re-arm its timed wait.
     mutating func schedule(_ handle: DelayedWork) -> WakeAction {
+        guard self.insertDelayed(handle) else { return .none }
+        self.wakePending = true
+        return .wakeWorker
+    }
+
+    /// `schedule` for a pooled queue: returns the deadline to arm on the pool's timer when the
+    /// queue sleeps and this is its new earliest (a turn only to arm it would wait in the run
+    /// queue behind busy queues, and the work would fall due before it was armed).
+    mutating func schedulePooled(_ handle: DelayedWork) -> MonotonicInstant? {
+        self.insertDelayed(handle) ? self.nextDelayedDeadline : nil
+    }
+
+    /// Adds delayed work. Returns whether it is the new earliest deadline of a sleeping, unscheduled,
+    /// unsuspended queue (whose timed wait must be re-armed).
+    private mutating func insertDelayed(_ handle: DelayedWork) -> Bool {
         if self.delayed.count >= self.compactionThreshold {
             // Cancelled entries hold no closure, only their handle: purging them is bookkeeping.
             self.delayed.removeCancelled()
             self.compactionThreshold = max(64, 2 * self.delayed.count)
         }
         self.delayed.insert(handle)
-        // A new earliest deadline must re-arm a sleeping worker's timed wait.
-        guard self.delayed.first?.handle === handle, self.phase == .sleeping, !self.wakePending, !self.isSuspended
-        else { return .none }
-        self.wakePending = true
-        return .wakeWorker
+        return self.delayed.first?.handle === handle && self.phase == .sleeping && !self.wakePending
+            && !self.isSuspended
     }
 
     /// Moves delayed work due at `now` to the back of the FIFO, in deadline order, and drops

@@ -9,7 +9,7 @@ import Synchronization
 final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by `mutex`
     /// The most items one turn takes from a queue, so one busy queue cannot hold a thread for long.
     static let batchLimit = 64
-    /// The most same-thread hops in a row before the thread looks at the run queue again.
+    /// The most same-thread hops through `next` in a row before the thread looks at the run queue.
     static let consecutiveHopLimit = 64
     /// A pooled queue's FIFO starts this small: many thousands of them may exist at once.
     static let initialQueueCapacity = 2
@@ -26,6 +26,9 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     let timers: PoolTimers
     /// `state.runQueue.count`, stored under the lock, read without it by spinning threads.
     private let runnableHint = Atomic<Int>(0)
+    /// Threads out of work (looking for it, spinning, or idle), changed under the lock and read
+    /// without it by a thread filling its `next` slot (see `PoolWorker`).
+    private let freeCount = Atomic<Int>(0)
 
     init(label: String, width: Int) {
         self.label = label
@@ -79,22 +82,28 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         if shouldLeave { self.timers.stop() }
     }
 
-    /// A queue has work and no owner. From a pool thread's own turn it goes to that thread's
-    /// `next` slot (it runs there next, no wake-up); otherwise to the run queue's tail.
+    /// A queue has work and no owner. From a pool thread's own turn, while no other thread is
+    /// free, it goes to that thread's `next` slot (it runs there after the turn, or a thread that
+    /// runs out of work steals it); otherwise to the run queue's tail, waking an idle thread
+    /// unless a spinning one will look. Work conservation: the calling work may go on for long,
+    /// so a queue is counted on it only while no other thread could run the queue.
     func makeRunnable(_ core: QueueCore) {
-        if let worker = CurrentQueueStack.current.poolWorker, worker.pool === self, worker.isInTurn,
-            worker.next == nil
-        {
-            worker.next = core
+        if let worker = CurrentQueueStack.current.poolWorker, worker.pool === self, worker.isInTurn, !worker.hasNext {
+            worker.fillNext(core)
+            // Dekker with `lookForWork`: stored, then read; a free thread stores, then reads `next`.
+            guard self.freeCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
+            guard let published = worker.takeNext() else { return }  // a thief has it already
+            self.enqueue(published)
             return
         }
-        self.enqueue(core, callerWillDequeue: false)
+        self.enqueue(core)
     }
 
-    /// Adds a queue to the run queue's tail, waking an idle thread if one is needed.
-    func enqueue(_ core: QueueCore, callerWillDequeue: Bool) {
+    /// Adds a queue to the run queue's tail (`ahead`: its head), waking an idle thread if one is
+    /// needed.
+    func enqueue(_ core: QueueCore, ahead: Bool = false, callerWillDequeue: Bool = false) {
         self.mutex.lock()
-        let worker = self.state.enqueue(core, callerWillDequeue: callerWillDequeue)
+        let worker = self.state.enqueue(core, ahead: ahead, callerWillDequeue: callerWillDequeue)
         self.runnableHint.store(self.state.runQueue.count, ordering: .releasing)
         self.mutex.unlock()
         // After unlocking: the worker is retained here, and it waits for `isWoken`, set above.
@@ -104,6 +113,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     // MARK: Blocking pool threads
 
     /// A pool thread is about to block; starts a stand-in if the pool would fall below its width.
+    /// Only through `CurrentQueueStack.blocking`, which pairs it with `endBlocking`.
     func beginBlocking() {
         let mustStart = self.mutex.withLock { self.state.beginBlocking() }
         guard mustStart else { return }
@@ -125,10 +135,11 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         let stack = CurrentQueueStack.current
         stack.poolWorker = worker
         var ranSinceSpinning = false
+        var isFree = false  // counted in `freeCount`
         self.mutex.lock()
+        self.state.addWorker(worker)
         while true {
-            if let core = self.state.dequeue() {
-                self.runnableHint.store(self.state.runQueue.count, ordering: .relaxed)
+            if let core = self.lookForWork(isFree: &isFree) {
                 self.mutex.unlock()
                 self.runTurns(startingWith: core, on: worker, stack: stack)
                 ranSinceSpinning = true
@@ -147,9 +158,56 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 worker.wakeUp.wait(releasing: self.mutex)
             }
         }
+        if isFree { self.freeCount.subtract(1, ordering: .sequentiallyConsistent) }
+        self.state.removeWorker(worker)
         self.changed.broadcast()
         self.mutex.unlock()
         stack.poolWorker = nil
+    }
+
+    /// Under the lock: the run queue's head, else a queue stolen from another thread's `next`
+    /// slot. Before it looks at the slots the thread counts itself free (so a later fill goes to
+    /// the run queue instead), and it stays counted until it finds work.
+    private func lookForWork(isFree: inout Bool) -> QueueCore? {
+        var found = self.state.dequeue()
+        if found == nil {
+            if !isFree {
+                isFree = true
+                self.freeCount.add(1, ordering: .sequentiallyConsistent)
+            }
+            for other in self.state.workers {
+                if let stolen = other.takeNext() {
+                    found = stolen
+                    break
+                }
+            }
+        }
+        guard let core = found else { return nil }
+        self.runnableHint.store(self.state.runQueue.count, ordering: .relaxed)
+        if isFree {
+            isFree = false
+            self.freeCount.subtract(1, ordering: .sequentiallyConsistent)
+        }
+        return core
+    }
+
+    /// Runs one turn of `core`, then of each queue its work put in this thread's `next` slot.
+    private func runTurns(startingWith core: QueueCore, on worker: PoolWorker, stack: CurrentQueueStack) {
+        worker.isInTurn = true
+        var current = core
+        var hops = 0
+        while true {
+            current.runPooledTurn(on: worker, stack: stack)
+            guard let next = worker.takeNext() else { break }
+            hops += 1
+            if hops >= Self.consecutiveHopLimit {
+                // Let the queues waiting in the run queue have this thread too.
+                self.enqueue(next, callerWillDequeue: true)
+                break
+            }
+            current = next
+        }
+        worker.isInTurn = false
     }
 
     /// Watches the run queue without the lock for a few microseconds. Called and returns with
@@ -161,26 +219,6 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         while self.runnableHint.load(ordering: .acquiring) == 0 && ClockReads.monotonicNanoseconds() < deadline {}
         self.mutex.lock()
         self.state.stopSpinning()
-    }
-
-    /// Runs one turn of `core`, then of each queue its work made runnable on this thread.
-    private func runTurns(startingWith core: QueueCore, on worker: PoolWorker, stack: CurrentQueueStack) {
-        worker.isInTurn = true
-        var current = core
-        var hops = 0
-        while true {
-            current.runPooledTurn(on: worker, stack: stack)
-            guard let next = worker.next else { break }
-            worker.next = nil
-            hops += 1
-            if hops >= Self.consecutiveHopLimit {
-                // Let the queues waiting in the run queue have this thread too.
-                self.enqueue(next, callerWillDequeue: true)
-                break
-            }
-            current = next
-        }
-        worker.isInTurn = false
     }
 
     // MARK: Stopping
@@ -200,21 +238,26 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         for worker in woken { worker.wakeUp.signal() }
         if shouldLeave { self.timers.stop() }
         guard waiting else { return }
-        self.mutex.lock()
-        while self.state.threadCount > 0 {
-            self.changed.wait(releasing: self.mutex)
+        // From another pool's thread: that pool keeps its width while this one waits.
+        CurrentQueueStack.current.blocking {
+            self.mutex.lock()
+            while self.state.threadCount > 0 {
+                self.changed.wait(releasing: self.mutex)
+            }
+            self.mutex.unlock()
+            self.timers.waitUntilStopped()
         }
-        self.mutex.unlock()
-        self.timers.waitUntilStopped()
     }
 
     /// Waits until no queue is attached.
     func waitUntilNoQueueIsAttached() {
-        self.mutex.lock()
-        while !self.state.attached.isEmpty {
-            self.changed.wait(releasing: self.mutex)
+        CurrentQueueStack.current.blocking {
+            self.mutex.lock()
+            while !self.state.attached.isEmpty {
+                self.changed.wait(releasing: self.mutex)
+            }
+            self.mutex.unlock()
         }
-        self.mutex.unlock()
     }
 
     var attachedCount: Int { self.mutex.withLock { self.state.attached.count } }

@@ -26,6 +26,8 @@ struct PoolState {
     private(set) var isStopping = false
     /// Set when a compensating thread could not be started.
     private(set) var failedThreadStarts = 0
+    /// Every live pool thread, for stealing from their `next` slots.
+    private(set) var workers: [PoolWorker] = []
     /// Threads watching the run queue for a few microseconds before sleeping: enqueuing for
     /// them needs no wake-up.
     private(set) var spinningCount = 0
@@ -42,17 +44,28 @@ struct PoolState {
         self.threadCount += count
     }
 
+    /// A pool thread started.
+    mutating func addWorker(_ worker: PoolWorker) {
+        self.workers.append(worker)
+    }
+
+    /// A pool thread leaves.
+    mutating func removeWorker(_ worker: PoolWorker) {
+        self.workers.removeAll { $0 === worker }
+    }
+
     /// A reserved thread could not be started.
     mutating func threadStartFailed() {
         self.threadCount -= 1
         self.failedThreadStarts += 1
     }
 
-    /// Adds a runnable queue at the tail. Returns the idle worker to wake, if one should be: not
-    /// when the caller is a pool thread about to look at the run queue itself and this queue is
-    /// the only one there.
-    mutating func enqueue(_ core: QueueCore, callerWillDequeue: Bool) -> PoolWorker? {
-        self.runQueue.append(core)
+    /// Adds a runnable queue at the tail (`ahead`: at the head, for delayed work that fell due).
+    /// Returns the idle worker to wake, if one should be: not when the threads that will look
+    /// at the run queue anyway (spinning ones, and the caller if it is a pool thread about to
+    /// look) are at least as many as the queues there.
+    mutating func enqueue(_ core: QueueCore, ahead: Bool, callerWillDequeue: Bool) -> PoolWorker? {
+        if ahead { self.runQueue.prepend(core) } else { self.runQueue.append(core) }
         // Threads that will look at the run queue anyway: the caller, and the spinning ones.
         let lookers = self.spinningCount + (callerWillDequeue ? 1 : 0)
         if self.runQueue.count <= lookers { return nil }

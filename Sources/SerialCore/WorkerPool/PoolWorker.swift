@@ -1,14 +1,29 @@
+import Synchronization
+
 /// One thread of a `WorkerPool`: its own wake-up (so waking one idle thread never wakes
-/// another), its batch ring, and its `next` slot for same-thread hops.
-final class PoolWorker {
+/// another), its batch ring, and its `next` slot.
+///
+/// **The `next` slot, and why it is stealable.** A queue that this thread's own work makes
+/// runnable while no other pool thread is free (idle or spinning) goes to `next` and runs on this
+/// thread right after the current turn, without the pool's lock (Go's `runnext`): chains of hops
+/// between queues stay on one thread while every thread is busy. The slot is never private: a
+/// thread that runs out of work steals it before it spins or sleeps, and a queue put there while
+/// a thread is free goes to the run queue at once (waking a thread). So a runnable queue never
+/// waits while a pool thread is idle or could be woken (work conservation): a private slot
+/// would keep it behind this thread's current item, however long that runs.
+///
+/// The hand-over is Dekker's: the filler stores `next`, then reads the pool's `freeCount`; a
+/// thread becoming free adds itself to `freeCount`, then reads every `next`. Both sequentially
+/// consistent, so at least one of them sees the other and the queue is never left behind.
+final class PoolWorker: @unchecked Sendable {  // `next` is atomic; the rest is this thread's or the pool mutex's
     let pool: PoolCore
     /// Signalled by the thread that takes this worker off the idle list.
     let wakeUp = PthreadCondition()
     /// Guarded by the pool's mutex: set by whoever takes this worker off the idle list.
     @exclusivity(unchecked) var isWoken = false
-    /// A queue this thread's own work made runnable: it runs on this thread as soon as the
-    /// current turn ends, without a wake-up (Go's `runnext`). This thread only.
-    @exclusivity(unchecked) var next: QueueCore?
+    /// A retained `QueueCore` this thread's work made runnable, or nil. Filled by this thread
+    /// only; emptied by this thread or by a thief.
+    private let next = Atomic<UnsafeMutableRawPointer?>(nil)
     /// Whether this thread is inside `PoolCore.runTurns` (only then may `next` be filled).
     @exclusivity(unchecked) var isInTurn = false
     /// The ring a turn's batch moves into; reused, so a turn allocates nothing. This thread only.
@@ -18,19 +33,46 @@ final class PoolWorker {
         self.pool = pool
     }
 
-    /// Called before this thread blocks (with any queue's mutex held or not): the queue in
-    /// `next` goes to the run queue, where another thread can take it, and the pool starts a
-    /// stand-in if it would otherwise have fewer than its width of free threads.
-    func beginBlocking() {
-        if let next = self.next {
-            self.next = nil
-            self.pool.enqueue(next, callerWillDequeue: false)
-        }
-        self.pool.beginBlocking()
+    /// Whether `next` is empty (this thread only: nobody else fills it).
+    var hasNext: Bool { self.next.load(ordering: .relaxed) != nil }
+
+    /// Puts `core` in the empty `next` slot (this thread only).
+    func fillNext(_ core: QueueCore) {
+        self.next.store(Self.retainedPointer(to: core), ordering: .sequentiallyConsistent)
     }
 
-    /// The blocking wait is over.
-    func endBlocking() {
-        self.pool.endBlocking()
+    /// `core`, retained, as the slot holds it. Out of line and unoptimized on purpose: inlined,
+    /// the optimizer sinks the retain below the atomic store (ARC does not see the store publish
+    /// the object), and a thief that takes the slot in between releases a reference that was
+    /// never taken: the queue is freed while in use (seen in `compare`: a use after free in the
+    /// ping-pong row, about one run in ten).
+    @inline(never)
+    @_optimize(none)
+    private static func retainedPointer(to core: QueueCore) -> UnsafeMutableRawPointer {
+        Unmanaged.passRetained(core).toOpaque()
+    }
+
+    /// Empties `next`: its queue, unless a thief took it first.
+    func takeNext() -> QueueCore? {
+        guard let raw = self.next.exchange(nil, ordering: .sequentiallyConsistent) else { return nil }
+        return Unmanaged<QueueCore>.fromOpaque(raw).takeRetainedValue()
+    }
+}
+
+extension CurrentQueueStack {
+    /// The one door through which this library blocks a thread: runs `wait` (which blocks until
+    /// something another thread does) and, on a `WorkerPool` thread, tells the pool around it:
+    /// the queue in this thread's `next` slot goes to the run queue, and the pool starts a
+    /// stand-in while fewer than its width of threads are free. No wait of the library may block
+    /// a pool thread any other way: a path that forgot either could wait for work that only the
+    /// blocked thread would run.
+    ///
+    /// Called with or without a queue's mutex held (the pool's mutex nests inside a queue's).
+    func blocking<T>(_ wait: () throws -> T) rethrows -> T {
+        guard let worker = self.poolWorker else { return try wait() }
+        if let next = worker.takeNext() { worker.pool.enqueue(next) }
+        worker.pool.beginBlocking()
+        defer { worker.pool.endBlocking() }
+        return try wait()
     }
 }

@@ -43,7 +43,7 @@ extension QueueCore {
             self.unlockState()
             // Without a `next` queue this thread looks at the run queue at once: no wake-up needed
             // unless other queues wait there too.
-            pool.enqueue(self, callerWillDequeue: worker.next == nil)
+            pool.enqueue(self, callerWillDequeue: !worker.hasNext)
             return
         }
         self.state.fallAsleep()
@@ -69,7 +69,8 @@ extension QueueCore {
         if let rearm { self.pool?.timers.arm(rearm, for: self) }  // under the lock, as in a turn
         self.openFastPathIfIdle()
         self.unlockState()
-        self.perform(action)
+        // Due work goes ahead of the queues waiting for a thread: it runs after the current turns.
+        if action == .wakeWorker, let pool = self.pool { pool.enqueue(self, ahead: true) } else { self.perform(action) }
     }
 
     /// A pooled turn reached a `sync` caller's turn: the rest of the batch goes back to the front

@@ -16,10 +16,14 @@ import Glibc
 /// and puts it back at the tail if work remains. An idle queue costs no thread and no wake-up:
 /// it is a few hundred bytes of memory.
 ///
-/// **Same-thread hops.** When work on pooled queue A makes idle queue B of the same pool runnable
-/// (`B.async` from A's work, or a `sync` on B that returns), B runs next on the same thread after
-/// A's turn, without waking another thread (at most 64 hops in a row, then the run queue gets
-/// the thread).
+/// **Work-conserving.** A runnable queue never waits while a pool thread is idle or could be
+/// woken. A queue made runnable from outside goes to the pool's run queue, waking an idle thread
+/// unless a spinning one will look. One made runnable by work on a pool thread (`B.async` from
+/// A's work, or a `sync` on B that returns) goes there too if any other thread is free; while
+/// every other thread is busy it waits in the posting thread's `next` slot and runs on that
+/// thread right after A's turn (at most 64 such hops in a row), unless a thread that runs out of
+/// work first takes it from there. So `B.async` from work on A runs on another thread while A's
+/// work goes on, if one is free or frees up; with none, right after A's turn.
 ///
 /// **Blocking.** A pool thread that blocks in this library's own waits (a `sync` on a busy queue,
 /// room in a bounded queue, a `shutdown` or release waiting for a queue to drain) is replaced by
@@ -29,9 +33,11 @@ import Glibc
 /// from every queue of the pool for that long: give such work a queue with its own thread.
 ///
 /// **Delayed work** of idle pooled queues is woken by one timer thread per pool, which sleeps
-/// until the earliest deadline (without a deadline when none is armed). When every pool thread
-/// is busy, delayed work of other queues runs when a thread frees up: never early, but it can be
-/// late by one turn of a busy queue.
+/// until the earliest deadline (without a deadline when none is armed); `asyncAfter` on an idle
+/// queue arms it at once. Work that falls due goes to the head of the run queue, ahead of the
+/// queues waiting for a thread: never early, and when every pool thread is busy it is late by at
+/// most the rest of one turn (64 items of one queue). Delayed work of a queue that is itself busy
+/// joins its FIFO at its next turn.
 ///
 /// **Lifetime.** The pool lives while its handle or any queue created on it does. `shutdown`
 /// shuts down every queue still attached (as `SerialQueue.shutdown`: their work drains or is
@@ -98,10 +104,14 @@ public final class WorkerPool: Sendable {
     /// handlers, then stops the pool's threads and waits for them to leave. Queues created later
     /// fail with `SerialQueueError.poolShutDown`. Calling it again only waits.
     ///
-    /// - Precondition: Not called from work running on one of the pool's threads (it would
-    ///   wait for itself); that traps, naming the pool.
+    /// - Precondition: Not called from work running on one of the pool's threads, nor inside a
+    ///   `sync` body of one of its queues (either would wait for itself); that traps, naming the
+    ///   pool (and the queue).
     public func shutdown(_ mode: ShutdownMode = .drain) {
         if self.core.isPoolThread { Misuse.poolShutdownFromItsOwnThread(label: self.label) }
+        if let queue = CurrentQueueStack.current.heldQueueLabel(on: self.core) {
+            Misuse.poolShutdownInsideItsQueue(label: self.label, queue: queue)
+        }
         for queue in self.core.close() {
             queue.beginShutdown(mode)
         }

@@ -8,8 +8,9 @@ struct Machine {
 enum Output {
     /// Exactly one JSON object: `{"rows":[{"name":…,"unit":…,"serial":x,"pooled":w,"dispatch":y,"nio":z},…]}`,
     /// a column absent when that peer has no equivalent (or could not be measured). Each row
-    /// also carries `counts` (operations per repetition per column) and `notes` when it has any;
-    /// the object carries `cores` and `repetitions`.
+    /// also carries `counts` (operations per repetition per column) and `notes` when it has any,
+    /// and `load`: the machine's load averages (1, 5, 15 minutes) when its measurement started and
+    /// ended, `{"start":[…],"end":[…]}`; the object carries `cores` and `repetitions`.
     static func json(_ rows: [Row], machine: Machine) -> String {
         var parts: [String] = []
         for row in rows {
@@ -22,6 +23,10 @@ enum Output {
             }
             if !counts.isEmpty { fields.append("\"counts\":{\(counts.joined(separator: ","))}") }
             if !row.notes.isEmpty { fields.append("\"notes\":[\(row.notes.map(quoted).joined(separator: ","))]") }
+            let load = [("start", row.load.start), ("end", row.load.end)].compactMap { name, value in
+                value.map { "\"\(name)\":\($0.json)" }
+            }
+            if !load.isEmpty { fields.append("\"load\":{\(load.joined(separator: ","))}") }
             parts.append("{\(fields.joined(separator: ","))}")
         }
         return "{\"rows\":[\(parts.joined(separator: ","))],\"cores\":\(machine.cores),"

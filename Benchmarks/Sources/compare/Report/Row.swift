@@ -54,6 +54,9 @@ struct Row {
     var goals: [Goal] = []
     /// Why a column is missing or measured differently.
     var notes: [String] = []
+    /// The load averages when the row's measurement started and ended (rows measured together,
+    /// such as a p50 and its p99, share them).
+    var load: (start: LoadAverage?, end: LoadAverage?) = (nil, nil)
 
     init(name: String, unit: String, goals: [Goal] = []) {
         self.name = name
