@@ -76,6 +76,15 @@ extension Misuse {
     }
 
     @inline(never)
+    package static func poolJobAfterShutdown(label: String) -> Never {
+        fatalError("""
+            WorkerPool "\(label)": a task job arrived after the pool stopped, so no thread is left to run it. \
+            Tasks that prefer a pool (withTaskExecutorPreference, Task(executorPreference:)) must end before \
+            its shutdown() returns.
+            """)
+    }
+
+    @inline(never)
     package static func poolShutdownFromItsOwnThread(label: String) -> Never {
         fatalError("""
             WorkerPool "\(label)": shutdown() called from work running on one of its own threads; \

@@ -12,6 +12,17 @@ struct WorkerPoolCrashTests {
         }.map { #expect($0.standardErrorText.contains("WorkerPool \"empty-pool\": threads must be at least 1, got 0")) }
     }
 
+    @Test func aTaskJobAfterThePoolStoppedTraps() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let pool = WorkerPool(threads: 1, label: "stopped-pool")
+            pool.shutdown()
+            Task(executorPreference: pool) {}
+            withWatchdog(timeout: .seconds(10), "a job for a stopped pool did not trap") {
+                while true { sleep(1) }
+            }
+        }.map { #expect($0.standardErrorText.contains("WorkerPool \"stopped-pool\": a task job arrived after the pool stopped")) }
+    }
+
     @Test func shutdownFromThePoolsOwnThreadTraps() async {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let pool = WorkerPool(threads: 1, label: "self-stop")

@@ -110,6 +110,22 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         worker?.wakeUp.signal()
     }
 
+    /// Runs `job` (of a task that prefers the pool) on a pool thread, as soon as one is free:
+    /// the same run queue and wake-ups as queues, so jobs get the pool's work conservation.
+    ///
+    /// - Precondition: the pool has not stopped (no thread would run the job); that traps.
+    func enqueueJob(_ job: UnownedJob) {
+        self.mutex.lock()
+        if self.state.hasStopped {
+            self.mutex.unlock()
+            Misuse.poolJobAfterShutdown(label: self.label)
+        }
+        let worker = self.state.enqueue(.job(job), ahead: false, callerWillDequeue: false)
+        self.runnableHint.store(self.state.runQueue.count, ordering: .releasing)
+        self.mutex.unlock()
+        worker?.wakeUp.signal()
+    }
+
     // MARK: Blocking pool threads
 
     /// A pool thread is about to block; starts a stand-in if the pool would fall below its width.
@@ -139,9 +155,12 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         self.mutex.lock()
         self.state.addWorker(worker)
         while true {
-            if let core = self.lookForWork(isFree: &isFree) {
+            if let runnable = self.lookForWork(isFree: &isFree) {
                 self.mutex.unlock()
-                self.runTurns(startingWith: core, on: worker, stack: stack)
+                switch runnable {
+                case .queue(let core): self.runTurns(startingWith: core, on: worker, stack: stack)
+                case .job(let job): job.runSynchronously(on: self.asUnownedTaskExecutor())
+                }
                 ranSinceSpinning = true
                 self.mutex.lock()
                 continue
@@ -168,7 +187,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// Under the lock: the run queue's head, else a queue stolen from another thread's `next`
     /// slot. Before it looks at the slots the thread counts itself free (so a later fill goes to
     /// the run queue instead), and it stays counted until it finds work.
-    private func lookForWork(isFree: inout Bool) -> QueueCore? {
+    private func lookForWork(isFree: inout Bool) -> PoolRunnable? {
         var found = self.state.dequeue()
         if found == nil {
             if !isFree {
@@ -177,18 +196,18 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
             }
             for other in self.state.workers {
                 if let stolen = other.takeNext() {
-                    found = stolen
+                    found = .queue(stolen)
                     break
                 }
             }
         }
-        guard let core = found else { return nil }
+        guard let runnable = found else { return nil }
         self.runnableHint.store(self.state.runQueue.count, ordering: .relaxed)
         if isFree {
             isFree = false
             self.freeCount.subtract(1, ordering: .sequentiallyConsistent)
         }
-        return core
+        return runnable
     }
 
     /// Runs one turn of `core`, then of each queue its work put in this thread's `next` slot.
@@ -262,4 +281,12 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
 
     var attachedCount: Int { self.mutex.withLock { self.state.attached.count } }
     var threadCount: Int { self.mutex.withLock { self.state.threadCount } }
+}
+
+/// The pool's threads as one executor for tasks (see `WorkerPool`'s `TaskExecutor` conformance,
+/// which hands jobs here: this object's identity is the executor's, as the pool threads report it).
+extension PoolCore: TaskExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        self.enqueueJob(UnownedJob(job))
+    }
 }

@@ -2,15 +2,17 @@
 /// decides, and returns what the caller must do after unlocking (which thread to wake). Every
 /// field is written only here, by a method named after the transition it makes.
 ///
-/// - Invariant: a queue is in `runQueue` at most once (its `QueueState.wakePending` says so);
+/// - Invariant: a queue is in `runQueue` at most once (its `QueueState.wakePending` says so;
+///   task jobs, which are not serial, may be there any number of times);
 ///   an idle worker is in `idleWorkers` exactly while it waits for `isWoken`; `threadCount -
 ///   blockedCount` threads are free to run turns, and the pool adds threads while fewer than
 ///   `width` are, so a pool thread blocked in a `sync` never starves the queue it waits for.
 struct PoolState {
     /// How many threads the pool keeps free to run queues.
     let width: Int
-    /// Queues waiting for a pool thread, in the order they became runnable.
-    private(set) var runQueue = RingBuffer<QueueCore>(initialCapacity: 64)
+    /// Queues, and jobs of tasks that prefer the pool, waiting for a pool thread, in the order
+    /// they became runnable.
+    private(set) var runQueue = RingBuffer<PoolRunnable>(initialCapacity: 64)
     /// Threads waiting for work, most recently idle last (woken first: its cache is warm).
     private(set) var idleWorkers: [PoolWorker] = []
     /// Live pool threads (started, or reserved to be started, and not yet retired).
@@ -65,7 +67,12 @@ struct PoolState {
     /// at the run queue anyway (spinning ones, and the caller if it is a pool thread about to
     /// look) are at least as many as the queues there.
     mutating func enqueue(_ core: QueueCore, ahead: Bool, callerWillDequeue: Bool) -> PoolWorker? {
-        if ahead { self.runQueue.prepend(core) } else { self.runQueue.append(core) }
+        self.enqueue(.queue(core), ahead: ahead, callerWillDequeue: callerWillDequeue)
+    }
+
+    /// Adds a runnable queue or task job; see `enqueue(_:ahead:callerWillDequeue:)`.
+    mutating func enqueue(_ runnable: PoolRunnable, ahead: Bool, callerWillDequeue: Bool) -> PoolWorker? {
+        if ahead { self.runQueue.prepend(runnable) } else { self.runQueue.append(runnable) }
         // Threads that will look at the run queue anyway: the caller, and the spinning ones.
         let lookers = self.spinningCount + (callerWillDequeue ? 1 : 0)
         if self.runQueue.count <= lookers { return nil }
@@ -82,10 +89,13 @@ struct PoolState {
         self.spinningCount -= 1
     }
 
-    /// Takes the queue at the head of the run queue.
-    mutating func dequeue() -> QueueCore? {
+    /// Takes the queue or job at the head of the run queue.
+    mutating func dequeue() -> PoolRunnable? {
         self.runQueue.popFirst()
     }
+
+    /// Whether no thread is left to run a job (the pool has stopped).
+    var hasStopped: Bool { self.isStopping && self.threadCount == 0 }
 
     /// A worker found nothing to run and will wait until another thread sets its `isWoken`.
     mutating func goIdle(_ worker: PoolWorker) {
@@ -154,4 +164,11 @@ struct PoolState {
         while let worker = self.popIdleWorker() { woken.append(worker) }
         return woken
     }
+}
+
+/// What a pool thread runs: a serial queue's turn, or one job of a task that prefers the pool
+/// (`WorkerPool` as a `TaskExecutor`).
+enum PoolRunnable {
+    case queue(QueueCore)
+    case job(UnownedJob)
 }
