@@ -15,6 +15,7 @@ struct RowPlan: Sendable {
         "timers_lateness_precise_p99", "timers_wakeups_coalesced",
         "timers_rearm_100k", "timers_repeating_drift", "timers_memory_10m",
         "idle_wakeups", "countdown_tick_100k", "sleep_cancel_1m", "deadline_100k", "actor_pingpong",
+        "task_spawn_1m",
     ]
 
     static let all: [RowPlan] = [
