@@ -20,6 +20,22 @@ struct ReadmeSerialQueueExamples {
         #expect(inside)
     }
 
+    @Test func workerPool() async {
+        // example: README worker pool
+        let pool = WorkerPool(threads: 4)
+        let connections = (0..<10_000).map { SerialQueue(label: "conn-\($0)", pool: pool) }  // idle: no thread each
+        let total = await withTaskExecutorPreference(pool) {             // tasks run on the pool's threads too
+            await withTaskGroup(of: Int.self) { group in
+                for index in 0..<100 { group.addTask { index } }
+                return await group.reduce(0, +)
+            }
+        }
+        // end example
+        #expect(total == 4950)
+        for queue in connections { queue.shutdown() }
+        pool.shutdown()
+    }
+
     @Test func virtualTime() throws {
         // example: README virtual time
         let scheduler = VirtualScheduler()
