@@ -260,7 +260,7 @@ pcheck safety pass "pool/POOL (no A.async 4): assertions, no invalid end state" 
 pcheck ltl:everyAcceptedItemRuns pass "pool/NONE (no A.async 4): LTL everyAcceptedItemRuns (weak fairness)" \
     -DEND_NONE -DSMALL -DCHECK_ALL
 echo "== the pooled mode, nested: item 1's body (on a pool thread) makes B.async 5, B.sync 6; P1: B.sync 2"
-# The nested safety searches (24 and 22 million states, 4.8 GB uncompressed) fit in PAN_MEMORY
+# The nested safety searches (18 and 22 million states, over 3 GB uncompressed) fit in PAN_MEMORY
 # only compressed (1.3 GB), and take 70-80 s of pan each: worth gcc -O2, and a longer timeout.
 CHECK_TIMEOUT=$((2 * CHECK_TIMEOUT)) PCC="-DCOLLAPSE -O2" pcheck safety pass \
     "pool-nested/NONE: assertions, no invalid end state (COLLAPSE)" -DNESTED -DEND_NONE -DCHECK_ALL

@@ -105,7 +105,7 @@ struct SerialQueueExecutorTests {
     @Test(arguments: QueueMode.allCases) func runOnAFullBoundedQueueNeverBlocksACooperativeThread(mode: QueueMode) async {
         let queue = mode.queue(label: "run-bounded", maximumQueued: 1)
         let gate = TestSemaphore()
-        queue.async { _ = gate.wait(timeout: .seconds(10)) }  // holds the queue
+        queue.async { _ = gate.wait(timeout: .seconds(30)) }  // holds the queue
         queue.async {}  // fills the FIFO: the next bounded submission would wait for room
         let callers = WorkerPool.defaultThreadCount  // Swift concurrency's cooperative width
         let calling = TestSemaphore()
@@ -122,11 +122,12 @@ struct SerialQueueExecutorTests {
             for _ in 0..<callers { _ = calling.wait(timeout: .seconds(5)) }
             _ = eventually(timeout: .milliseconds(100)) { false }  // let the calls reach the queue
             Task.detached { probeRan.set() }
-            let ran = eventually(timeout: .seconds(2)) { probeRan.isSet }
+            // Long enough for other suites' tasks to let the probe run; blocked calls never do.
+            let ran = eventually(timeout: .seconds(10)) { probeRan.isSet }
             gate.signal()  // the queue drains: blocked calls (if any) get room
             return ran
         }
-        #expect(otherTasksRan, "\(callers) `run` calls on a full bounded queue stopped every other task for 2 s")
+        #expect(otherTasksRan, "\(callers) `run` calls on a full bounded queue stopped every other task for 10 s")
         #expect(await eventually { finished.value == callers }, "a `run` call never returned")
     }
 }
