@@ -118,7 +118,11 @@ public final class StallWatchdog: Sendable {
     /// running, and the thread exits as soon as that report returns.
     public func stop() {
         guard self.core.stop() else { return }
-        if self.thread.isCurrent { self.thread.detach() } else { self.thread.join() }
+        if self.thread.isCurrent {
+            self.thread.detach()
+        } else {
+            CurrentQueueStack.current.blocking { self.thread.join() }  // a pool thread keeps its pool's width
+        }
     }
 }
 
