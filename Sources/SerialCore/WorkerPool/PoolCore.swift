@@ -110,6 +110,12 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         worker?.wakeUp.signal()
     }
 
+    /// The `WorkerPool` as the task executor its threads run jobs on: the identity tasks that
+    /// prefer the pool were given (`WorkerPool.asUnownedTaskExecutor()`). Set once by the pool
+    /// before any job can arrive; unowned, since the pool owns this core and tasks that prefer
+    /// the pool keep it alive.
+    nonisolated(unsafe) var taskExecutor: UnownedTaskExecutor? = nil
+
     /// Runs `job` (of a task that prefers the pool) on a pool thread, as soon as one is free:
     /// the same run queue and wake-ups as queues, so jobs get the pool's work conservation.
     ///
@@ -159,7 +165,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 self.mutex.unlock()
                 switch runnable {
                 case .queue(let core): self.runTurns(startingWith: core, on: worker, stack: stack)
-                case .job(let job): job.runSynchronously(on: self.asUnownedTaskExecutor())
+                case .job(let job): job.runSynchronously(on: self.taskExecutor!)
                 }
                 ranSinceSpinning = true
                 self.mutex.lock()
@@ -281,12 +287,4 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
 
     var attachedCount: Int { self.mutex.withLock { self.state.attached.count } }
     var threadCount: Int { self.mutex.withLock { self.state.threadCount } }
-}
-
-/// The pool's threads as one executor for tasks (see `WorkerPool`'s `TaskExecutor` conformance,
-/// which hands jobs here: this object's identity is the executor's, as the pool threads report it).
-extension PoolCore: TaskExecutor {
-    func enqueue(_ job: consuming ExecutorJob) {
-        self.enqueueJob(UnownedJob(job))
-    }
 }

@@ -23,9 +23,4 @@ extension WorkerPool: TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         self.core.enqueueJob(UnownedJob(job))
     }
-
-    /// The pool's threads as the executor they report while running a task's job.
-    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
-        self.core.asUnownedTaskExecutor()
-    }
 }

@@ -91,6 +91,7 @@ public final class WorkerPool: Sendable {
         self.label = label
         self.threads = threads
         self.core = core
+        core.taskExecutor = self.asUnownedTaskExecutor()  // before any task can prefer the pool
     }
 
     deinit {
