@@ -28,7 +28,7 @@ struct CoordinatedRefreshStressTests {
                     refreshTimeout: .seconds(5), agingInterval: nil),
                 scheduler: SerialQueue(label: "replica-\(index)"))
         }
-        let counts = Mutex([UInt8](repeating: 0, count: total))
+        let counts = LockedValue([UInt8](repeating: 0, count: total))  // pthread: visible to TSan
         let completed = Atomic<Int>(0)
         let allDone = TestSemaphore()
         let submitting = Atomic<Int>(queues * 2)
@@ -76,7 +76,7 @@ private final class RotatingServer: RequestTransport, Sendable {
     typealias Credential = Int
 
     let answers = SerialQueue(label: "rotating-server")
-    let state = Mutex((valid: 0, newest: 0, refreshes: 0, reuses: 0))
+    let state = LockedValue((valid: 0, newest: 0, refreshes: 0, reuses: 0))  // pthread: visible to TSan
 
     func send(_ request: Int, credential: Int, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         self.answers.asyncAfter(delay: .microseconds(request % 500)) {

@@ -51,7 +51,7 @@ public enum WorkContext {
 
     /// Whether a propagator is installed: the one load on the hot path.
     private static let isInstalled = Atomic<Bool>(false)
-    private static let installed = Mutex<Propagator?>(nil)
+    private static let installed = LockedValue<Propagator?>(nil)
 
     /// Installs `propagator` for the whole process, replacing any installed before. Work
     /// submitted before keeps what it captured.

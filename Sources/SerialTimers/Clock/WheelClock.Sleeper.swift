@@ -30,7 +30,7 @@ extension WheelClock {
             case ended
         }
 
-        private let state = Mutex<State>(.starting)
+        private let state = LockedValue<State>(.starting)
         private let observer: (@Sendable (Int) -> Void)?
 
         init(observer: (@Sendable (Int) -> Void)?) {

@@ -33,7 +33,7 @@ final class WheelDeadlineWatch: Sendable {
     /// The deadline of the innermost `withWheelDeadline` the current task runs in.
     @TaskLocal static var current: MonotonicInstant?
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     var ending: Ending { self.state.withLock { $0.ending } }
 
