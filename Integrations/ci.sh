@@ -31,7 +31,8 @@ step "http-demo: the requests scene against the loopback server"
 timeout 60 .build/debug/http-demo
 
 step "http-benchmark: --help, then a smoke run (debug build; figures not meaningful)"
-timeout 30 .build/debug/http-benchmark --help | grep -q '^usage: http-benchmark'
+timeout 30 .build/debug/http-benchmark --help > /tmp/serial-http-benchmark-help.txt
+grep -q '^usage: http-benchmark' /tmp/serial-http-benchmark-help.txt
 timeout 120 .build/debug/http-benchmark --requests 2000 --concurrency 16 --runs 1 | tee /tmp/serial-http-benchmark.log
 # The last line is a contract other tools read.
 tail -n 1 /tmp/serial-http-benchmark.log | grep -qE '^pipeline/client: [0-9]+(\.[0-9])? %$' \
