@@ -129,7 +129,8 @@ bool handlersFired = false;
 byte roomWaiters = 0;            /* QueueState.roomWaiters */
 #endif
 #ifdef WATCHDOG
-bool armed = false;              /* QueueState.armedWatchdog != nil */
+bool armed = false;              /* !QueueState.armedWatchdogs.isEmpty; one watchdog modelled: each of
+                                  * several is armed, taken and woken on its own by the same steps */
 #endif
 
 #ifdef WATCHDOG

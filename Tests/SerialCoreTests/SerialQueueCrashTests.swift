@@ -133,7 +133,7 @@ struct SerialQueueCrashTests {
             go.arriveAndWait()
             // One of the two waits closes the cycle and traps; the watchdog fails a hang instead.
             withWatchdog(timeout: .seconds(20), "the cycle of waits for room was not detected") {
-                while true { sleep(1) }
+                _ = TestSemaphore().wait(timeout: .seconds(60))  // never signalled: the trap or the watchdog ends it
             }
         }.map {
             let text = $0.standardErrorText
@@ -163,7 +163,7 @@ struct SerialQueueCrashTests {
             a.async {}
             go.arriveAndWait()
             withWatchdog(timeout: .seconds(20), "the cycle of a sync call and a wait for room was not detected") {
-                while true { sleep(1) }
+                _ = TestSemaphore().wait(timeout: .seconds(60))  // never signalled: the trap or the watchdog ends it
             }
         }.map {
             let text = $0.standardErrorText

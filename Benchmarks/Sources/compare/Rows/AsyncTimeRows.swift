@@ -80,7 +80,7 @@ enum AsyncTimeRows {
 
     private static func sleepCancel(_ peer: Peer, count: Int) async -> [Double] {
         let clock = WheelClock()
-        _ = trimMalloc(0)
+        _ = mallocTrim(0)
         let before = residentBytes()
         let started = Counter()
         let held: Double = await withTaskGroup(of: Void.self) { group in
@@ -104,7 +104,7 @@ enum AsyncTimeRows {
             for await _ in group {}
             return asleep
         }
-        _ = trimMalloc(0)
+        _ = mallocTrim(0)
         return [held, Double(residentBytes() - before) / 1_048_576]
     }
 
@@ -112,12 +112,12 @@ enum AsyncTimeRows {
         // A warm-up first, so that one-time costs (threads, the shared timer service, the task
         // allocator's first slabs) are not counted as held by the operations.
         var sum = await Self.boundedOperations(peer, count: 1_000)
-        _ = trimMalloc(0)
+        _ = mallocTrim(0)
         let before = residentBytes()
         let start = Clock.now()
         sum &+= await Self.boundedOperations(peer, count: count)
         let elapsed = Clock.now() - start
-        _ = trimMalloc(0)
+        _ = mallocTrim(0)
         let held = Double(residentBytes() - before) / 1_048_576
         if sum == 42 { log("") }  // keeps the work from being optimised away
         return [Double(elapsed) / Double(count), held]
@@ -186,7 +186,3 @@ private final class LockedFigures: @unchecked Sendable {  // guarded by `lock`
         return self.figures
     }
 }
-
-/// glibc's `malloc_trim`, which the Glibc module does not export.
-@_silgen_name("malloc_trim")
-private func trimMalloc(_ pad: Int) -> Int32

@@ -79,6 +79,6 @@ enum TimerMemoryRows {
     }
 }
 
-/// glibc's `malloc_trim`, which the Glibc module does not export.
+/// glibc's `malloc_trim`, which the Glibc module does not export (memory rows of every kind).
 @_silgen_name("malloc_trim")
-private func mallocTrim(_ pad: Int) -> Int32
+func mallocTrim(_ pad: Int) -> Int32
