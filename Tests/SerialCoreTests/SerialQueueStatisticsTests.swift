@@ -1,4 +1,5 @@
 import SerialCore
+import SerialTesting
 import SerialTestSupport
 import Synchronization
 import Testing
@@ -91,5 +92,25 @@ struct SerialQueueStatisticsTests {
         #expect(histogram.p99 <= histogram.maximum)
         #expect(histogram.maximum == .microseconds(100))
         #expect(WaitTimeHistogram().p99 == .zero)
+    }
+
+    /// The buckets appear at the second duration (a histogram of one needs none): before and
+    /// after, they and the percentiles are what plain counting gives.
+    @Test func bucketsMatchPlainCountingFromTheFirstDuration() {
+        var generator = SeededRandom(seed: 21)
+        var histogram = WaitTimeHistogram()
+        var counted = Array(repeating: 0, count: WaitTimeHistogram.bucketCount)
+        #expect(histogram.buckets == counted)
+        for _ in 0..<200 {
+            let nanoseconds = UInt64.random(in: 0...5_000_000_000, using: &generator) >> UInt64.random(in: 0...30, using: &generator)
+            histogram.record(nanoseconds: nanoseconds)
+            counted[WaitTimeHistogram.bucket(forNanoseconds: nanoseconds)] += 1
+            #expect(histogram.buckets == counted)
+            #expect(histogram.buckets.reduce(0, +) == histogram.count)
+        }
+        var single = WaitTimeHistogram()
+        single.record(nanoseconds: 3_000)
+        #expect(single.p99 == .microseconds(3))
+        #expect(single != WaitTimeHistogram())
     }
 }

@@ -10,12 +10,14 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// The most `async` items that may wait for the worker (`Int.max`: no bound).
     let maximumQueued: Int
     let mutex = PthreadMutex()
-    /// The worker's own wake-up: only the worker ever waits on it.
-    let workAvailable = PthreadCondition()
-    /// Broadcast once when the worker leaves its loop, for `shutdown` callers.
-    let workerExited = PthreadCondition()
-    /// Broadcast when the worker takes the FIFO while producers wait for room (`maximumQueued`).
-    let roomAvailable = PthreadCondition()
+    /// The worker's own wake-up: only the worker ever waits on it. `nil` for a pooled queue,
+    /// which has no thread of its own.
+    let workAvailable: PthreadCondition?
+    /// Broadcast when the worker takes the FIFO while producers wait for room (`maximumQueued`)
+    /// and when it leaves its loop (`shutdown` callers); each waiter re-checks what it waits
+    /// for. Created under the lock by the first waiter (`waitersCondition()`): most queues never
+    /// have one, and 100k pooled queues should not pay for it.
+    @exclusivity(unchecked) private var waiters: PthreadCondition? = nil
     // Guarded by `mutex`; runtime exclusivity checks on this hot path cost more than the lock.
     @exclusivity(unchecked) var state: QueueState
     /// Set by `suspend` and `shutdown(.cancelPending)` so the worker stops a batch midway;
@@ -52,11 +54,33 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.maximumQueued = maximumQueued
         self.pool = pool
         if pool != nil {
+            self.workAvailable = nil
             self.state = QueueState(pooledWithInitialCapacity: PoolCore.initialQueueCapacity)
             self.openFastPathIfIdle()  // idle from the start: the first sync takes the door
         } else {
+            self.workAvailable = PthreadCondition()
             self.state = QueueState()
         }
+    }
+
+    // MARK: Waiters for room and for the worker's exit
+
+    /// Under the lock: the condition a producer waiting for room or a `shutdown` caller waits
+    /// on, created by the first of them.
+    func waitersCondition() -> PthreadCondition {
+        if let waiters = self.waiters { return waiters }
+        let waiters = PthreadCondition()
+        self.waiters = waiters
+        return waiters
+    }
+
+    /// Under the lock: the condition to broadcast (after unlocking) when room appeared, if a
+    /// producer waits for it.
+    var roomWaitersToWake: PthreadCondition? { self.state.roomWaiters > 0 ? self.waiters : nil }
+
+    /// Under the lock: the worker left its loop; wakes `shutdown` callers waiting for it.
+    func announceWorkerExit() {
+        self.waiters?.broadcast()
     }
 
     // MARK: The lock and the door
@@ -111,7 +135,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         case .none: return
         case .wakeWorker:
             // Pooled: "wake the worker" means "put the queue in its pool's run queue".
-            if let pool = self.pool { pool.makeRunnable(self) } else { self.workAvailable.signal() }
+            if let pool = self.pool { pool.makeRunnable(self) } else { self.workAvailable!.signal() }
         case .nudgeSpinningWorker: self.spinningWorkerNudged.store(true, ordering: .releasing)
         }
     }
@@ -176,7 +200,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         QueueWaitGraph.beginWaiting(stack, for: self, .room)
         stack.blocking {
             while self.state.isAccepting && self.state.fifo.count >= self.maximumQueued {
-                self.roomAvailable.wait(releasing: self.mutex)
+                self.waitersCondition().wait(releasing: self.mutex)
                 self.closeFastPath()
             }
         }
@@ -306,10 +330,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             }
             if self.state.takeBatch(into: &batch) {
                 self.interrupted.store(false, ordering: .relaxed)
-                let roomWaiters = self.state.roomWaiters > 0
+                let roomWaiters = self.roomWaitersToWake
                 let watchdogs = self.state.takeArmedWatchdogs()  // delayed work fell due
                 self.unlockState()
-                if roomWaiters { self.roomAvailable.broadcast() }
+                roomWaiters?.broadcast()
                 watchdogs.wake()
                 let batchSize = batch.count
                 self.run(&batch)
@@ -339,7 +363,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             self.blockingWaitForWork()
         }
         self.state.workerExited()
-        self.workerExited.broadcast()
+        self.announceWorkerExit()
         self.unlockState()
         stack.pop(self)
     }
@@ -406,9 +430,9 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.openFastPathIfIdle()
         self.state.checkInvariants()
         if let deadline = self.state.nextDelayedDeadline, !self.state.isSuspended {
-            self.workAvailable.wait(releasing: self.mutex, until: deadline)
+            self.workAvailable!.wait(releasing: self.mutex, until: deadline)
         } else {
-            self.workAvailable.wait(releasing: self.mutex)
+            self.workAvailable!.wait(releasing: self.mutex)
         }
         self.closeFastPath()
         self.state.wakeUp()
@@ -480,7 +504,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         // and the waiter cannot return before it has reacquired this mutex.
         waiter.turnGranted.signal()
         while self.state.owner == .syncCaller {
-            self.workAvailable.wait(releasing: self.mutex)
+            self.workAvailable!.wait(releasing: self.mutex)
         }
         self.state.takeBackFromSyncCaller()
         self.unlockState()

@@ -64,7 +64,7 @@ extension SerialQueue {
             // On a pool thread, a stand-in runs the pool's queues (this one too) while this waits.
             CurrentQueueStack.current.blocking {
                 while core.state.phase != .exited {
-                    core.workerExited.wait(releasing: core.mutex)
+                    core.waitersCondition().wait(releasing: core.mutex)
                 }
             }
         }
@@ -114,9 +114,10 @@ extension QueueCore {
             return
         }
         if mode == .cancelPending { self.interrupted.store(true, ordering: .relaxed) }
+        let roomWaiters = action.wakeRoomWaiters ? self.roomWaitersToWake : nil
         self.unlockState()
         self.perform(action.wake)
-        if action.wakeRoomWaiters { self.roomAvailable.broadcast() }  // they find it shut down
+        roomWaiters?.broadcast()  // they find it shut down
         self.discard(action.dropped, delayed: action.cancelledDelayed)
     }
 }

@@ -62,7 +62,9 @@ struct QueueState {
         case nudgeSpinningWorker
     }
 
-    private(set) var fifo = RingBuffer<QueueWork>(initialCapacity: 256)
+    /// Set by the initializers only: a default value here would be allocated, then thrown
+    /// away by the pooled one, on every pooled queue's creation.
+    private(set) var fifo: RingBuffer<QueueWork>
     private(set) var delayed = DelayedHeap()
     private(set) var owner = Owner.none
     private(set) var phase = WorkerPhase.running
@@ -87,6 +89,11 @@ struct QueueState {
     private(set) var syncOwnerThread: Int32 = 0
     /// Cancelled entries are purged from the delayed heap once it grows past this.
     private var compactionThreshold = 64
+
+    /// A dedicated queue's state: its worker starts running.
+    init() {
+        self.fifo = RingBuffer(initialCapacity: 256)
+    }
 
     var isAccepting: Bool { self.lifecycle == .accepting }
 

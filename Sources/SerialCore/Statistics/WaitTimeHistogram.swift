@@ -1,6 +1,10 @@
 /// Durations counted in fixed power-of-two buckets: O(1) to record, a few hundred bytes, and a
 /// percentile accurate to a factor of two — enough to tell 10 µs from 10 ms.
 ///
+/// The buckets are allocated at the second recorded duration: until then the longest duration
+/// is the only one, and its bucket is known. A pooled queue keeps one of these, and most of
+/// 100k idle queues have run once or never.
+///
 /// Bucket 0 holds durations under 1 µs; bucket `i` (1 ≤ i < 31) holds [2^(i−1), 2^i) µs; the
 /// last bucket holds everything from about 17.9 minutes up.
 public struct WaitTimeHistogram: Sendable, Hashable {
@@ -14,7 +18,15 @@ public struct WaitTimeHistogram: Sendable, Hashable {
     /// The longest recorded, in nanoseconds.
     public private(set) var maximumNanoseconds: UInt64 = 0
     /// `buckets[i]`: how many durations fell in bucket `i` (see the type's summary).
-    public private(set) var buckets: [Int] = Array(repeating: 0, count: WaitTimeHistogram.bucketCount)
+    public var buckets: [Int] {
+        if !self.storedBuckets.isEmpty { return self.storedBuckets }
+        var buckets = Array(repeating: 0, count: Self.bucketCount)
+        if self.count == 1 { buckets[Self.bucket(forNanoseconds: self.maximumNanoseconds)] = 1 }
+        return buckets
+    }
+    /// The buckets, once two or more durations were recorded; empty before. A function of
+    /// `count` and the durations, so the synthesized equality stays exact.
+    private var storedBuckets: [Int] = []
 
     /// An empty histogram.
     public init() {}
@@ -27,13 +39,17 @@ public struct WaitTimeHistogram: Sendable, Hashable {
 
     /// Records one duration of `nanoseconds`.
     ///
-    /// - Complexity: O(1), no allocation.
+    /// - Complexity: O(1); the second duration recorded allocates the buckets, once.
     public mutating func record(nanoseconds: UInt64) {
+        if self.count == 1 {
+            self.storedBuckets = Array(repeating: 0, count: Self.bucketCount)
+            self.storedBuckets[Self.bucket(forNanoseconds: self.maximumNanoseconds)] = 1
+        }
         self.count += 1
         let (sum, overflow) = self.totalNanoseconds.addingReportingOverflow(nanoseconds)
         self.totalNanoseconds = overflow ? .max : sum
         self.maximumNanoseconds = max(self.maximumNanoseconds, nanoseconds)
-        self.buckets[Self.bucket(forNanoseconds: nanoseconds)] += 1
+        if self.count > 1 { self.storedBuckets[Self.bucket(forNanoseconds: nanoseconds)] += 1 }
     }
 
     /// The bucket a duration of `nanoseconds` falls in.

@@ -12,7 +12,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// The most same-thread hops through `next` in a row before the thread looks at the run queue.
     static let consecutiveHopLimit = 64
     /// A pooled queue's FIFO starts this small: many thousands of them may exist at once.
-    static let initialQueueCapacity = 2
+    static let initialQueueCapacity = 1
     /// How long a thread out of work watches the run queue before it sleeps (as a dedicated
     /// worker does): work arriving meanwhile costs an atomic load instead of a futex wake-up.
     static let spinWindowNanoseconds: UInt64 = 20_000
@@ -175,8 +175,10 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
             if ranSinceSpinning {
                 // Once per stretch of work, never while idle: an idle pool causes no wake-ups.
                 ranSinceSpinning = false
-                self.spinBeforeSleeping()
-                continue  // look at the run queue again, under the lock
+                if self.state.maySpin {
+                    self.spinBeforeSleeping()
+                    continue  // look at the run queue again, under the lock
+                }
             }
             self.state.goIdle(worker)
             while !worker.isWoken {

@@ -79,6 +79,12 @@ struct PoolState {
         return self.popIdleWorker()
     }
 
+    /// Whether a thread out of work may watch the run queue before it sleeps: while fewer than
+    /// half the pool's threads (at least one) already do. More watchers would only take the
+    /// cores from the threads producing the work they watch for (Go's scheduler keeps its
+    /// spinning threads to half the busy processors for the same reason).
+    var maySpin: Bool { self.spinningCount < max(1, self.width / 2) }
+
     /// A thread out of work starts watching the run queue before it sleeps.
     mutating func startSpinning() {
         self.spinningCount += 1

@@ -18,10 +18,10 @@ extension QueueCore {
         if !self.state.delayed.isEmpty { self.state.moveDueDelayedWork(now: .now()) }
         if self.state.takeBatch(into: &worker.batch, limit: PoolCore.batchLimit) {
             self.interrupted.store(false, ordering: .relaxed)
-            let roomWaiters = self.state.roomWaiters > 0
+            let roomWaiters = self.roomWaitersToWake
             let watchdogs = self.state.takeArmedWatchdogs()  // delayed work fell due
             self.unlockState()
-            if roomWaiters { self.roomAvailable.broadcast() }
+            roomWaiters?.broadcast()
             watchdogs.wake()
             if self.run(&worker.batch) { return }  // handed to a sync caller, whose leave re-schedules it
             self.lockState()
@@ -34,7 +34,7 @@ extension QueueCore {
             // pool without this queue (the pool's locks are leaves: taking them here is safe).
             pool.detach(self)
             self.state.workerExited()
-            self.workerExited.broadcast()
+            self.announceWorkerExit()
             self.unlockState()
             return
         }

@@ -60,7 +60,7 @@ enum PoolRows {
             } ?? .nan
             row.notes.append(
                 "pooled: 100k queues alive (each ran one async) add \(formatNumber(mebibytes)) MiB of RSS in a fresh process, "
-                    + "\(formatNumber(mebibytes * 1_048_576 / 100_000)) bytes per queue (goal < 100 MiB \(mebibytes < 100 ? "✓" : "✗"))")
+                    + "\(formatNumber(mebibytes * 1_048_576 / 100_000)) bytes per queue (goal ≤ 64 MiB \(mebibytes <= 64 ? "✓" : "✗"))")
         }
         return row
     }
