@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What the current thread holds: the queues whose work it is running (the worker's own queue,
 /// and every queue whose `sync` body is on this thread's stack), innermost last.
 ///
@@ -23,8 +25,33 @@ final class CurrentQueueStack {
 
     /// Signalled by a worker that hands this thread its turn. Waited on under that queue's mutex.
     let turnGranted = PthreadCondition()
-    /// Set (under the granting queue's mutex) when the worker hands this thread the queue.
-    @exclusivity(unchecked) var isTurnGranted = false
+    /// Set (under the granting queue's mutex) when the worker hands this thread the queue; read
+    /// without the lock by the waiter watching for its turn before it sleeps (`watchForTurn`).
+    private let turnGrantedFlag = Atomic<Bool>(false)
+
+    /// Whether the worker has handed this thread its turn (see `grantTurn`).
+    var isTurnGranted: Bool { self.turnGrantedFlag.load(ordering: .acquiring) }
+
+    /// Under the queue's mutex: this thread is about to wait for a turn.
+    func awaitTurn() {
+        self.turnGrantedFlag.store(false, ordering: .relaxed)
+    }
+
+    /// Under the queue's mutex: the queue is this thread's now (the caller signals `turnGranted`).
+    func grantTurn() {
+        self.turnGrantedFlag.store(true, ordering: .releasing)
+    }
+
+    /// How long a `sync` caller watches for its turn before it sleeps: a turn that comes
+    /// meanwhile costs no futex sleep and wake-up (tens of microseconds on a VM with halted
+    /// CPUs, a context switch on either side otherwise).
+    static let turnWatchNanoseconds: UInt64 = 20_000
+
+    /// Watches, without any lock, for the turn to be granted, for at most `turnWatchNanoseconds`.
+    func watchForTurn() {
+        let deadline = ClockReads.monotonicNanoseconds() &+ Self.turnWatchNanoseconds
+        while !self.turnGrantedFlag.load(ordering: .relaxed) && ClockReads.monotonicNanoseconds() < deadline {}
+    }
     /// Set on a `WorkerPool` thread for its whole life: blocking waits tell the pool (so it can
     /// keep its width), and queues made runnable by this thread's work may run next on it.
     @exclusivity(unchecked) var poolWorker: PoolWorker?  // this thread only

@@ -240,8 +240,8 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     // MARK: Sync
 
     /// Blocks until the calling thread owns the queue: at once if it is idle (one
-    /// compare-and-swap through the door, or under the lock), otherwise at its turn in the FIFO,
-    /// woken on its own condition variable.
+    /// compare-and-swap through the door, or under the lock), otherwise at its turn in the FIFO:
+    /// watched for a few microseconds, then woken on its own condition variable.
     ///
     /// - Returns: Whether it came through the door (then `leaveSync` tries the door first).
     @inline(__always)
@@ -267,7 +267,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             watchdogs.wake()
             return
         }
-        stack.isTurnGranted = false
+        stack.awaitTurn()
         self.perform(self.state.submitSyncTurn(Unmanaged.passUnretained(stack)))
         // A sleeping watchdog must hear of this wait too (the queue may be suspended). Woken
         // under this queue's lock: the watchdog never takes a queue's lock while holding its own.
@@ -275,6 +275,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         QueueWaitGraph.beginWaiting(stack, for: self, .turn)
         // A pool thread that blocks here gets a stand-in, so the pool keeps its width.
         stack.blocking {
+            if !stack.isTurnGranted {
+                // A turn that comes within the watch costs no sleep; the flag is re-read under the lock.
+                self.unlockState()
+                stack.watchForTurn()
+                self.lockState()
+            }
             while !stack.isTurnGranted {
                 stack.turnGranted.wait(releasing: self.mutex)
             }
@@ -499,7 +505,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     private func handOff(to waiter: CurrentQueueStack) {
         self.lockState()
         self.state.handOffToSyncCaller(thread: waiter.systemThreadID)
-        waiter.isTurnGranted = true
+        waiter.grantTurn()
         // Signalled under the lock: the waiter's condition lives only as long as its thread,
         // and the waiter cannot return before it has reacquired this mutex.
         waiter.turnGranted.signal()

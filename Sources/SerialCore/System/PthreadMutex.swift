@@ -11,7 +11,11 @@ func checkPthread(_ rc: Int32, _ call: StaticString, file: StaticString = #fileI
 /// A pthread mutex at a stable heap address (pthread objects must never move).
 ///
 /// Debug builds use an error-checking mutex, so relocking from the owning thread or
-/// unlocking from another thread traps instead of deadlocking silently.
+/// unlocking from another thread traps instead of deadlocking silently. Release builds use
+/// glibc's adaptive mutex, which spins briefly before sleeping: every critical section here is
+/// a few loads and stores, so a contended lock is almost always free again within the spin,
+/// and sleeping on it costs a context switch on each side (measured with `compare`: pooled
+/// `async_1p` 408–699 → 107–117 ns, `sync_contended` 1,109–1,817 → 615–903 ns).
 ///
 /// - Invariant: `pointer` is initialised for the whole life of the object.
 final class PthreadMutex {
@@ -24,6 +28,9 @@ final class PthreadMutex {
         #if DEBUG
         checkPthread(
             pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK)), "pthread_mutexattr_settype")
+        #else
+        checkPthread(
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP)), "pthread_mutexattr_settype")
         #endif
         checkPthread(pthread_mutex_init(self.pointer, &attributes), "pthread_mutex_init")
         checkPthread(pthread_mutexattr_destroy(&attributes), "pthread_mutexattr_destroy")

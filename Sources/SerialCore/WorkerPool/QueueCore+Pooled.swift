@@ -82,7 +82,7 @@ extension QueueCore {
         self.state.returnUnrun(&rest)
         // A cancelling shutdown that came during this batch drops what it could not reach.
         let dropped = self.state.lifecycle == .shutDown(.cancelPending) ? self.state.removeCancellableWork() : []
-        waiter.isTurnGranted = true
+        waiter.grantTurn()
         // Signalled under the lock, as in `handOff`: the waiter's condition lives only as long as its thread.
         waiter.turnGranted.signal()
         self.unlockState()
