@@ -278,7 +278,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             if !stack.isTurnGranted {
                 // A turn that comes within the watch costs no sleep; the flag is re-read under the lock.
                 self.unlockState()
-                stack.watchForTurn()
+                stack.watchForTurn(yielding: self.pool != nil)
                 self.lockState()
             }
             while !stack.isTurnGranted {
