@@ -59,7 +59,10 @@ let package = Package(
         .testTarget(name: "SerialTestingTests", dependencies: ["SerialCore", "SerialTesting", "SerialTestSupport"]),
         // Every code block of README.md and of the doc comments, compiled (and the quick ones run);
         // scripts/check-readme-examples.sh keeps the blocks identical to these files.
-        .testTarget(name: "SerialExamples", dependencies: ["SerialRuntime", "SerialTesting"], path: "Examples"),
+        // (DefaultExecutorFactory/ is a package of its own: see its Package.swift.)
+        .testTarget(
+            name: "SerialExamples", dependencies: ["SerialRuntime", "SerialTesting"], path: "Examples",
+            exclude: ["DefaultExecutorFactory"]),
         // Seeded, bounded, repeated concurrency scenarios; run under ThreadSanitizer in CI.
         .testTarget(name: "StressTests", dependencies: ["SerialRuntime", "SerialTesting", "SerialTestSupport"]),
     ],
