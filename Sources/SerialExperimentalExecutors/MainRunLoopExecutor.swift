@@ -41,12 +41,10 @@ public final class MainRunLoopExecutor: SerialExecutor, Sendable {
     /// The main actor's executor.
     public var isMainExecutor: Bool { true }
 
-    /// Traps unless called on the run loop's thread.
+    /// Passes on the thread running `run()`; traps anywhere else, or before `run()`.
     public func checkIsolated() {
         let runThread = self.state.withLock { $0.runThread }
-        guard runThread == CurrentThread.id else {
-            fatalError("MainRunLoopExecutor: checkIsolated failed: the caller is not on the run loop's (main) thread.")
-        }
+        guard runThread == CurrentThread.id else { ExperimentalMisuse.mainRunLoopNotIsolated() }
     }
 
     /// Waits for jobs; `nil` once stopped.

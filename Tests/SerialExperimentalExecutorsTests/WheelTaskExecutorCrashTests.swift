@@ -22,3 +22,16 @@ struct WheelTaskExecutorCrashTests {
         }
     }
 }
+
+/// MainRunLoopExecutor's isolation check, run in a child process.
+@Suite("MainRunLoopExecutor traps")
+struct MainRunLoopExecutorCrashTests {
+    @Test func checkIsolatedOffTheRunLoopsThreadTraps() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            MainRunLoopExecutor().checkIsolated()  // no thread runs its loop
+        }.map {
+            #expect($0.standardErrorText.contains(
+                "MainRunLoopExecutor: checkIsolated failed: the caller is not on the thread running its run loop"))
+        }
+    }
+}
