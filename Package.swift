@@ -61,7 +61,8 @@ let package = Package(
         // scripts/check-readme-examples.sh keeps the blocks identical to these files.
         // (DefaultExecutorFactory/ is a package of its own: see its Package.swift.)
         .testTarget(
-            name: "SerialExamples", dependencies: ["SerialRuntime", "SerialTesting"], path: "Examples",
+            name: "SerialExamples", dependencies: ["SerialRuntime", "SerialTesting", "SerialExperimentalExecutors"],
+            path: "Examples",
             exclude: ["DefaultExecutorFactory"]),
         // Seeded, bounded, repeated concurrency scenarios; run under ThreadSanitizer in CI.
         .testTarget(name: "StressTests", dependencies: ["SerialRuntime", "SerialTesting", "SerialTestSupport"]),

@@ -9,20 +9,18 @@ import SerialCore
 /// program's factory when its availability checking is off: name this factory in the main module
 /// and build that module with `-Xfrontend -disable-availability-checking` (in SwiftPM,
 /// `swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-availability-checking"])]` on the
-/// executable target). The compiler calls the factory before the first line of an `async` main;
-/// a synchronous main is not supported.
+/// executable target). The compiler calls the factory before the first line of an `async` main
+/// (top-level code with an `await`, or an `async` `@main`); a synchronous main never installs it.
 ///
 /// ```swift
 /// import SerialExperimentalExecutors
 ///
 /// typealias DefaultExecutorFactory = PoolExecutorFactory
-///
-/// @main struct Server {
-///     static func main() async throws {
-///         try await Task.sleep(for: .seconds(1))   // a timer on the default executor's wheel
-///     }
-/// }
 /// ```
+///
+/// `Task.sleep` in any task then arms a timer on the default executor's wheel (through
+/// `SchedulingExecutor`), the main actor's work runs on the main thread, and the process has no
+/// thread but the main one and the pool's (`Examples/DefaultExecutorFactory` checks it in CI).
 public struct PoolExecutorFactory: Sendable {
     /// The program's default task executor (made on first use): create queues on its `pool`, or
     /// read its `timers`.

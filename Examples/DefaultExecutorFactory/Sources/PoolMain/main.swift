@@ -2,7 +2,9 @@ import Glibc
 import SerialExperimentalExecutors
 
 // The program's default executors: tasks on a WorkerPool, the main actor on the main thread.
+// example: PoolExecutorFactory
 typealias DefaultExecutorFactory = PoolExecutorFactory
+// end example
 
 /// The first line of a file of /proc, without its newline.
 func firstLine(of path: String) -> String? {
@@ -39,8 +41,9 @@ print("a detached task runs on the default pool:", onPool)
 let mainActorOnMain = await Task.detached { await MainActor.run { onMainThread() } }.value
 print("the main actor runs on the main thread:", mainActorOnMain)
 let start = ContinuousClock.now
-try await Task.detached { try await Task.sleep(for: .milliseconds(50)) }.value
+try await Task.sleep(for: .milliseconds(50))  // on the main actor: the default executor schedules it
 print("a 50 ms Task.sleep lasts at least 50 ms:", ContinuousClock.now - start >= .milliseconds(50))
+print("the main actor resumes on the main thread after it:", onMainThread())
 print("the sleep was a timer on the default executor's wheel:", PoolExecutorFactory.taskExecutor.timers.wakeUpCount > 0)
 let children = await withTaskGroup(of: Bool.self) { group in
     for _ in 0..<100 { group.addTask { threadName().hasPrefix("DefaultPool") } }
