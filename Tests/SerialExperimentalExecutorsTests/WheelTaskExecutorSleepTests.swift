@@ -82,6 +82,27 @@ struct WheelTaskExecutorSleepTests {
         executor.shutdown()
     }
 
+    /// `Task.sleep(nanoseconds:)` reaches the wheel too (in 6.3.1 as a `ContinuousClock` deadline,
+    /// so its delay is counted from when the sleep started, as for `Task.sleep(for:)`).
+    @Test func aSleepInNanosecondsWaitsOnTheWheel() async throws {
+        let (scheduler, executor) = Self.fixture("wte-nanos")
+        let woke = CallbackRecorder<Wake>("woke")
+        let start = scheduler.now
+        let task = Task(executorPreference: executor) {
+            try await Task.sleep(nanoseconds: 3_000_000_000)
+            woke.record(Wake(index: 0, at: scheduler.now, onPool: Self.onPoolThread("wte-nanos")))
+        }
+        #expect(await Self.waitUntilPending(1, on: executor.timers), "the sleep armed no timer on the executor's wheel")
+        scheduler.advance(to: start.advanced(by: .milliseconds(2_900)))
+        #expect(executor.timers.pendingCount == 1, "a 3 s sleep ended within 2.9 s")
+        scheduler.advance(to: start.advanced(by: .seconds(3)))
+        let wake = try await woke.wait(forCount: 1)[0]
+        #expect(wake.at > start.advanced(by: .milliseconds(2_900)) && wake.at <= start.advanced(by: .seconds(3)))
+        #expect(wake.onPool)
+        try await task.value
+        executor.shutdown()
+    }
+
     /// Deadlines given out of order end in deadline order, each at exactly its deadline.
     @Test func sleepersResumeInDeadlineOrderEachAtItsDeadline() async throws {
         let (scheduler, executor) = Self.fixture("wte-order")
