@@ -178,12 +178,14 @@ struct WheelTaskExecutorSleepTests {
     @Test func aSleepTheServiceRefusesEndsAtOnceInsteadOfNever() async throws {
         let (_, executor) = Self.fixture("wte-refused")
         executor.timers.stop()
-        let woke = await withWatchdog(timeout: .seconds(10), "a sleep on a stopped service never ended") {
-            await Task(executorPreference: executor) {
-                (try? await Task.sleep(for: .seconds(3600))) != nil
-            }.value
+        let ended = TestSemaphore()
+        let task = Task(executorPreference: executor) {
+            defer { ended.signal() }
+            return (try? await Task.sleep(for: .seconds(3600))) != nil
         }
-        #expect(woke)
+        // Waited for on a thread of its own: a busy cooperative pool cannot fail this check.
+        #expect(await offThePool { ended.wait(timeout: .seconds(30)) }, "a sleep on a stopped service never ended")
+        #expect(await task.value, "the sleep threw")
         executor.pool.shutdown()
     }
 }
