@@ -188,9 +188,11 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
             }
         }
         if isFree { self.freeCount.subtract(1, ordering: .sequentiallyConsistent) }
-        self.state.removeWorker(worker)
+        let leaving = self.state.removeWorker(worker)
         self.changed.broadcast()
         self.mutex.unlock()
+        for other in leaving.wake { other.wakeUp.signal() }
+        if leaving.poolStops { self.timers.stop() }
         stack.poolWorker = nil
     }
 
