@@ -20,7 +20,9 @@ extension WheelTaskExecutor: SchedulingExecutor {
     ///
     /// - Complexity: O(1): one wheel timer (O(log p) for a tolerance under a tick, as
     ///   `TimerService` precise timers), two allocations.
-    public func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
+    public func enqueue<C: Clock>(
+        _ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C
+    ) {
         let tolerance = tolerance.map { $0 as? Duration } ?? nil
         if let instant = instant as? SuspendingClock.Instant {
             self.schedule(UnownedJob(job), at: MonotonicInstant(instant), tolerance: tolerance)
@@ -35,9 +37,12 @@ extension WheelTaskExecutor: SchedulingExecutor {
     /// tick of the service).
     ///
     /// - Complexity: as `enqueue(_:at:tolerance:clock:)`.
-    public func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
+    public func enqueue<C: Clock>(
+        _ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C
+    ) {
         guard let delay = delay as? Duration else {
-            self.sleepOnOwnClock(UnownedJob(job), until: clock.now.advanced(by: delay), tolerance: tolerance, clock: clock)
+            let deadline = clock.now.advanced(by: delay)
+            self.sleepOnOwnClock(UnownedJob(job), until: deadline, tolerance: tolerance, clock: clock)
             return
         }
         let tolerance = tolerance.map { $0 as? Duration } ?? nil
@@ -50,7 +55,9 @@ extension WheelTaskExecutor: SchedulingExecutor {
         _ = try? self.timers.schedule(at: deadline, tolerance: tolerance) { delayed.fire() }
     }
 
-    private func sleepOnOwnClock<C: Clock>(_ job: UnownedJob, until instant: C.Instant, tolerance: C.Duration?, clock: C) {
+    private func sleepOnOwnClock<C: Clock>(
+        _ job: UnownedJob, until instant: C.Instant, tolerance: C.Duration?, clock: C
+    ) {
         Task.detached {
             try? await clock.sleep(until: instant, tolerance: tolerance)
             self.pool.enqueueHandedOverJob(job)

@@ -24,7 +24,8 @@ struct WheelTaskExecutorSleepTests {
     /// Virtual time and an executor whose delayed jobs wait on it (a 1 ns tick keeps deadlines exact).
     static func fixture(_ label: String, tick: Duration = .nanoseconds(1)) -> (VirtualScheduler, WheelTaskExecutor) {
         let scheduler = VirtualScheduler(label: label)
-        let executor = WheelTaskExecutor(threads: 2, label: label, timers: TimerService(scheduler: scheduler, tick: tick))
+        let timers = TimerService(scheduler: scheduler, tick: tick)
+        let executor = WheelTaskExecutor(threads: 2, label: label, timers: timers)
         return (scheduler, executor)
     }
 
@@ -135,7 +136,9 @@ struct WheelTaskExecutorSleepTests {
         let tickDeadline = start.advanced(by: .microseconds(2_000_300))
         let preciseDeadline = start.advanced(by: .microseconds(3_000_300))
         let tasks = [
-            Self.sleeper(0, on: executor, scheduler: scheduler, until: tolerantDeadline, tolerance: .milliseconds(10), woke: woke),
+            Self.sleeper(
+                0, on: executor, scheduler: scheduler, until: tolerantDeadline, tolerance: .milliseconds(10),
+                woke: woke),
             Self.sleeper(1, on: executor, scheduler: scheduler, until: tickDeadline, woke: woke),
             Self.sleeper(2, on: executor, scheduler: scheduler, until: preciseDeadline, tolerance: .zero, woke: woke),
         ]
