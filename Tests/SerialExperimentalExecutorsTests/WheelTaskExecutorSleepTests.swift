@@ -62,43 +62,37 @@ struct WheelTaskExecutorSleepTests {
         executor.shutdown()
     }
 
-    /// `Task.sleep(for:)` sleeps on `ContinuousClock`: its deadline becomes the delay left,
-    /// counted from the service's `now`.
-    @Test func aContinuousClockSleepBecomesItsDelayOnTheWheel() async throws {
+    /// The two sleeps whose deadline is on `ContinuousClock`: `Task.sleep(for:)`, and (in 6.3.1)
+    /// `Task.sleep(nanoseconds:)`.
+    enum ContinuousSleep: CaseIterable, Sendable {
+        case forDuration
+        case nanoseconds
+
+        func sleep(_ duration: Duration) async throws {
+            switch self {
+            case .forDuration: try await Task.sleep(for: duration)
+            case .nanoseconds: try await Task.sleep(nanoseconds: UInt64(duration.components.seconds) * 1_000_000_000)
+            }
+        }
+    }
+
+    /// A `ContinuousClock` deadline becomes the delay left until it, counted from the service's
+    /// `now`: the sleep ends within the moments between the sleep's clock read and the executor's.
+    @Test(arguments: ContinuousSleep.allCases)
+    func aContinuousClockSleepBecomesItsDelayOnTheWheel(_ kind: ContinuousSleep) async throws {
         let (scheduler, executor) = Self.fixture("wte-cont")
         let woke = CallbackRecorder<Wake>("woke")
         let start = scheduler.now
         let task = Task(executorPreference: executor) {
-            try await Task.sleep(for: .seconds(5))
+            try await kind.sleep(.seconds(5))
             woke.record(Wake(index: 0, at: scheduler.now, onPool: Self.onPoolThread("wte-cont")))
         }
-        #expect(await Self.waitUntilPending(1, on: executor.timers))
-        // The delay left is 5 s minus the moments between the sleep's clock read and ours.
+        #expect(await Self.waitUntilPending(1, on: executor.timers), "the sleep armed no timer on the executor's wheel")
         scheduler.advance(to: start.advanced(by: .milliseconds(4_900)))
         #expect(executor.timers.pendingCount == 1, "a 5 s sleep ended within 4.9 s")
         scheduler.advance(to: start.advanced(by: .seconds(5)))
         let wake = try await woke.wait(forCount: 1)[0]
         #expect(wake.at > start.advanced(by: .milliseconds(4_900)) && wake.at <= start.advanced(by: .seconds(5)))
-        try await task.value
-        executor.shutdown()
-    }
-
-    /// `Task.sleep(nanoseconds:)` reaches the wheel too (in 6.3.1 as a `ContinuousClock` deadline,
-    /// so its delay is counted from when the sleep started, as for `Task.sleep(for:)`).
-    @Test func aSleepInNanosecondsWaitsOnTheWheel() async throws {
-        let (scheduler, executor) = Self.fixture("wte-nanos")
-        let woke = CallbackRecorder<Wake>("woke")
-        let start = scheduler.now
-        let task = Task(executorPreference: executor) {
-            try await Task.sleep(nanoseconds: 3_000_000_000)
-            woke.record(Wake(index: 0, at: scheduler.now, onPool: Self.onPoolThread("wte-nanos")))
-        }
-        #expect(await Self.waitUntilPending(1, on: executor.timers), "the sleep armed no timer on the executor's wheel")
-        scheduler.advance(to: start.advanced(by: .milliseconds(2_900)))
-        #expect(executor.timers.pendingCount == 1, "a 3 s sleep ended within 2.9 s")
-        scheduler.advance(to: start.advanced(by: .seconds(3)))
-        let wake = try await woke.wait(forCount: 1)[0]
-        #expect(wake.at > start.advanced(by: .milliseconds(2_900)) && wake.at <= start.advanced(by: .seconds(3)))
         #expect(wake.onPool)
         try await task.value
         executor.shutdown()
