@@ -23,6 +23,9 @@ let package = Package(
     products: [
         .library(name: "SerialRuntime", targets: ["SerialRuntime"]),
         .library(name: "SerialTesting", targets: ["SerialTesting"]),
+        // Experimental: built on Swift 6.3's executor SPI (SchedulingExecutor, ExecutorFactory),
+        // which may change. Not part of SerialRuntime: a user opts in by naming this product.
+        .library(name: "SerialExperimentalExecutors", targets: ["SerialExperimentalExecutors"]),
         .executable(name: "demo", targets: ["demo"]),
     ],
     dependencies: documentationDependencies,
@@ -38,6 +41,9 @@ let package = Package(
             dependencies: ["SerialCore", "SerialTimers", "SerialCountdown", "SerialPolling", "SerialRequests"]
         ),
         .target(name: "SerialTesting", dependencies: ["SerialCore", "SerialTimers"], swiftSettings: internalChecks),
+        .target(
+            name: "SerialExperimentalExecutors", dependencies: ["SerialCore", "SerialTimers"],
+            swiftSettings: internalChecks),
         .executableTarget(name: "demo", dependencies: ["SerialRuntime"]),
 
         // Test-only helpers: barrier, seeded generator, bounded waits, thread counts.
@@ -47,10 +53,17 @@ let package = Package(
         .testTarget(name: "SerialCountdownTests", dependencies: ["SerialCountdown", "SerialTesting", "SerialTestSupport"]),
         .testTarget(name: "SerialPollingTests", dependencies: ["SerialPolling", "SerialTesting", "SerialTestSupport"]),
         .testTarget(name: "SerialRequestsTests", dependencies: ["SerialRequests", "SerialTesting", "SerialTestSupport"]),
+        .testTarget(
+            name: "SerialExperimentalExecutorsTests",
+            dependencies: ["SerialExperimentalExecutors", "SerialTesting", "SerialTestSupport"]),
         .testTarget(name: "SerialTestingTests", dependencies: ["SerialCore", "SerialTesting", "SerialTestSupport"]),
         // Every code block of README.md and of the doc comments, compiled (and the quick ones run);
         // scripts/check-readme-examples.sh keeps the blocks identical to these files.
-        .testTarget(name: "SerialExamples", dependencies: ["SerialRuntime", "SerialTesting"], path: "Examples"),
+        // (DefaultExecutorFactory/ is a package of its own: see its Package.swift.)
+        .testTarget(
+            name: "SerialExamples", dependencies: ["SerialRuntime", "SerialTesting", "SerialExperimentalExecutors"],
+            path: "Examples",
+            exclude: ["DefaultExecutorFactory"]),
         // Seeded, bounded, repeated concurrency scenarios; run under ThreadSanitizer in CI.
         .testTarget(name: "StressTests", dependencies: ["SerialRuntime", "SerialTesting", "SerialTestSupport"]),
     ],

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 python3 scripts/check-doc-comments.py
 
 export SERIAL_DOCS=1
-TARGETS=(SerialRuntime SerialCore SerialTimers SerialCountdown SerialPolling SerialRequests SerialTesting)
+TARGETS=(SerialRuntime SerialCore SerialTimers SerialCountdown SerialPolling SerialRequests SerialTesting
+    SerialExperimentalExecutors)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for target in "${TARGETS[@]}"; do

@@ -76,6 +76,15 @@ extension Misuse {
     }
 
     @inline(never)
+    package static func poolTaskJobsHandedOver(label: String, owner: String) -> Never {
+        fatalError("""
+            WorkerPool "\(label)": a task that prefers this pool was started, but the pool runs the task jobs \
+            of \(owner), which wraps it. Prefer that executor instead (withTaskExecutorPreference, \
+            Task(executorPreference:)); queues created on the pool are unaffected.
+            """)
+    }
+
+    @inline(never)
     package static func poolJobAfterShutdown(label: String) -> Never {
         fatalError("""
             WorkerPool "\(label)": a task job arrived after the pool stopped, so no thread is left to run it. \

@@ -77,4 +77,22 @@ struct WorkerPoolTaskExecutorTests {
         queue.shutdown()
         pool.shutdown()
     }
+
+    /// A pool stopping while task jobs still wait in its run queue must wake its idle threads
+    /// once the last job is taken: a thread that went idle before the stop waits for a wake-up
+    /// that used to come only from a queue detaching, so `shutdown()` waited forever (seen in 1
+    /// of 20 runs of a test that shut a WheelTaskExecutor down right after its wheel fired a job).
+    /// The race is narrow: many rounds, each bounded.
+    @Test func shutdownWithTaskJobsStillQueuedReturns() async {
+        for round in 0..<300 {
+            let pool = WorkerPool(threads: 2, label: "te-stop")
+            for _ in 0..<3 { Task(executorPreference: pool) {} }
+            // A hang kills the run with this message; a slow cooperative pool only slows it.
+            await offThePool {
+                withWatchdog(timeout: .seconds(30), "round \(round): shutdown() with task jobs queued did not return") {
+                    pool.shutdown()
+                }
+            }
+        }
+    }
 }

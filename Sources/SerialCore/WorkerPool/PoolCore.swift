@@ -116,6 +116,10 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// before any job can arrive; unowned, since the pool owns this core and tasks that prefer
     /// the pool keep it alive.
     nonisolated(unsafe) var taskExecutor: UnownedTaskExecutor? = nil
+    /// Set when another executor took over the pool's task jobs (`WorkerPool.handOverTaskJobs`):
+    /// its description, for the trap that turns away tasks preferring the pool itself. Set once,
+    /// before any job can arrive, like `taskExecutor`.
+    nonisolated(unsafe) var taskJobOwner: String? = nil
 
     /// Runs `job` (of a task that prefers the pool) on a pool thread, as soon as one is free:
     /// the same run queue and wake-ups as queues, so jobs get the pool's work conservation.
@@ -187,9 +191,11 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
             }
         }
         if isFree { self.freeCount.subtract(1, ordering: .sequentiallyConsistent) }
-        self.state.removeWorker(worker)
+        let leaving = self.state.removeWorker(worker)
         self.changed.broadcast()
         self.mutex.unlock()
+        for other in leaving.wake { other.wakeUp.signal() }
+        if leaving.poolStops { self.timers.stop() }
         stack.poolWorker = nil
     }
 

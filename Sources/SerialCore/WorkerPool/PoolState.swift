@@ -51,9 +51,15 @@ struct PoolState {
         self.workers.append(worker)
     }
 
-    /// A pool thread leaves.
-    mutating func removeWorker(_ worker: PoolWorker) {
+    /// A pool thread leaves. Once threads should leave, they must all go, and so must the timer
+    /// thread: a thread that went idle before the stop hears of it only from a queue detaching
+    /// or from here. When the run queue held task jobs at the stop, no queue detaches after their
+    /// last one is taken, so the thread that took it wakes the rest and stops the timer thread
+    /// when it leaves. Returns the idle workers to wake, and whether the pool stops.
+    mutating func removeWorker(_ worker: PoolWorker) -> (wake: [PoolWorker], poolStops: Bool) {
         self.workers.removeAll { $0 === worker }
+        guard self.threadsShouldLeave else { return ([], false) }
+        return (self.takeAllIdleWorkers(), true)
     }
 
     /// A reserved thread could not be started.

@@ -20,7 +20,11 @@
 ///   arrives after the pool has stopped (a task resumed later) traps, naming the pool.
 extension WorkerPool: TaskExecutor {
     /// Runs `job` on one of the pool's threads, as soon as one is free.
+    ///
+    /// - Precondition: the pool's task jobs were not handed to another executor (one that wraps
+    ///   the pool and runs its jobs here); a task that prefers the pool itself then traps.
     public func enqueue(_ job: consuming ExecutorJob) {
+        if let owner = self.core.taskJobOwner { Misuse.poolTaskJobsHandedOver(label: self.label, owner: owner) }
         self.core.enqueueJob(UnownedJob(job))
     }
 }
