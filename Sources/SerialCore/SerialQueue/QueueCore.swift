@@ -275,10 +275,13 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         QueueWaitGraph.beginWaiting(stack, for: self, .turn)
         // A pool thread that blocks here gets a stand-in, so the pool keeps its width.
         stack.blocking {
-            if !stack.isTurnGranted {
-                // A turn that comes within the watch costs no sleep; the flag is re-read under the lock.
+            if !stack.isTurnGranted && self.pool == nil {
+                // A turn that comes within the watch costs no sleep; the flag is re-read under the
+                // lock. Dedicated queues only: a pooled queue's turn is run by a pool thread that
+                // often waits for the very core a watcher would hold (measured worse, spinning or
+                // yielding; see `CurrentQueueStack.watchForTurn`).
                 self.unlockState()
-                stack.watchForTurn(yielding: self.pool != nil)
+                stack.watchForTurn()
                 self.lockState()
             }
             while !stack.isTurnGranted {
