@@ -1,4 +1,3 @@
-import Glibc
 import Synchronization
 
 /// The engine of a `WorkerPool`: its threads, the run queue of runnable serial queues, and its
@@ -244,20 +243,18 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         worker.isInTurn = false
     }
 
-    /// Watches the run queue without the lock for a few microseconds, giving the core away at
-    /// each look if another thread wants it: on a machine with few cores the producer of the
-    /// next work is often ready and waiting for this very core. Measured with `compare`, three
-    /// alternating runs, pooled: `queues_10k` 581–625 ns against 882–3,005 spinning without
-    /// yielding, `task_spawn_1m` 873–1,003 against 1,115–2,055, `pingpong_p99` 381–8,934
-    /// against 8,253–22,203; `async_1p`, `starfish` and `actor_pingpong` unchanged. Called and
-    /// returns with the mutex held; the caller looks at the run queue again afterwards.
+    /// Watches the run queue without the lock for a few microseconds. Called and returns with
+    /// the mutex held; the caller looks at the run queue again afterwards.
+    ///
+    /// It does not `sched_yield` while it watches: a watching thread counts as one that will look
+    /// (enqueuing wakes no idle thread for it), so a watcher that gave its core to another
+    /// process's thread left runnable queues waiting for a timeslice (measured under load:
+    /// pooled `sync_contended` 1,224–18,942 ns yielding, 210–444 not).
     private func spinBeforeSleeping() {
         self.state.startSpinning()
         self.mutex.unlock()
         let deadline = ClockReads.monotonicNanoseconds() &+ Self.spinWindowNanoseconds
-        while self.runnableHint.load(ordering: .acquiring) == 0 && ClockReads.monotonicNanoseconds() < deadline {
-            sched_yield()  // a thread that would make work (or run it) may be waiting for this core
-        }
+        while self.runnableHint.load(ordering: .acquiring) == 0 && ClockReads.monotonicNanoseconds() < deadline {}
         self.mutex.lock()
         self.state.stopSpinning()
     }
