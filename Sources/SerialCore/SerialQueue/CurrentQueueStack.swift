@@ -51,8 +51,9 @@ final class CurrentQueueStack {
     /// (a dedicated queue's `sync`). Measured with `compare` (`sync_contended`, quiet machine):
     /// dedicated about 25 µs per contended call without the watch, 100–500 ns with it. Pooled
     /// queues do not watch: their turn is run by a pool thread that often waits for the core
-    /// the watcher holds (pooled, medians of three alternating quiet runs each: 1,494–2,959 ns
-    /// watching, 2,283–2,351 yielding at each look, 533–3,117 not watching).
+    /// the watcher holds (pooled, medians of three alternating quiet runs each: 508–1,322 ns
+    /// watching with a `sched_yield` at each look, 155–528 not watching; spinning without
+    /// yielding was worse than yielding in loaded runs).
     func watchForTurn() {
         let deadline = ClockReads.monotonicNanoseconds() &+ Self.turnWatchNanoseconds
         while !self.turnGrantedFlag.load(ordering: .relaxed) && ClockReads.monotonicNanoseconds() < deadline {}
