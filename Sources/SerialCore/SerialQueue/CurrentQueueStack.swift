@@ -49,7 +49,7 @@ final class CurrentQueueStack {
 
     /// Watches, without any lock, for the turn to be granted, for at most `turnWatchNanoseconds`
     /// (a dedicated queue's `sync`). Measured with `compare` (`sync_contended`, quiet machine):
-    /// dedicated about 25 µs per contended call without the watch, 100–500 ns with it. Pooled
+    /// dedicated about 25 µs per contended call without the watch, 39–1,514 ns with it across runs. Pooled
     /// queues do not watch: their turn is run by a pool thread that often waits for the core
     /// the watcher holds (pooled, medians of three alternating quiet runs each: 508–1,322 ns
     /// watching with a `sched_yield` at each look, 155–528 not watching; spinning without
@@ -58,6 +58,7 @@ final class CurrentQueueStack {
         let deadline = ClockReads.monotonicNanoseconds() &+ Self.turnWatchNanoseconds
         while !self.turnGrantedFlag.load(ordering: .relaxed) && ClockReads.monotonicNanoseconds() < deadline {}
     }
+
     /// Set on a `WorkerPool` thread for its whole life: blocking waits tell the pool (so it can
     /// keep its width), and queues made runnable by this thread's work may run next on it.
     @exclusivity(unchecked) var poolWorker: PoolWorker?  // this thread only

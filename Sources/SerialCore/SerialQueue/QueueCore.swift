@@ -240,8 +240,9 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     // MARK: Sync
 
     /// Blocks until the calling thread owns the queue: at once if it is idle (one
-    /// compare-and-swap through the door, or under the lock), otherwise at its turn in the FIFO:
-    /// watched for a few microseconds, then woken on its own condition variable.
+    /// compare-and-swap through the door, or under the lock), otherwise at its turn in the FIFO,
+    /// woken on its own condition variable (on a dedicated queue, after watching for it for a
+    /// few microseconds).
     ///
     /// - Returns: Whether it came through the door (then `leaveSync` tries the door first).
     @inline(__always)
