@@ -116,15 +116,22 @@ struct StallWatchdogTests {
         watchdog.stop()
     }
 
+    /// Threads are counted by name, not in total: tests running beside this one start threads
+    /// of their own, some for the life of the process (Swift's cooperative pool, shared pools).
     @Test func releasedQueuesAndAStoppedWatchdogLeaveNoThread() {
-        let before = currentThreadCount()
+        let label = "gone-\(UInt16.random(in: 0...UInt16.max))"  // a kernel thread name holds 15 bytes
+        func watchdogThreads() -> Int { currentThreadNames().filter { $0 == "StallWatchdog" }.count }
+        let before = watchdogThreads()
         do {
             let watchdog = StallWatchdog(runningThreshold: .milliseconds(20)) { _ in }
-            let queue = SerialQueue(label: "gone")
+            let queue = SerialQueue(label: label)
             watchdog.watch(queue)
             queue.async {}
             queue.sync {}
+            #expect(currentThreadNames().contains(label), "the queue's thread is not named by its label")
         }
-        #expect(eventually { currentThreadCount() <= before }, "a thread outlived its watchdog or queue")
+        #expect(
+            eventually { !currentThreadNames().contains(label) && watchdogThreads() <= before },
+            "a thread outlived its watchdog or queue")
     }
 }
