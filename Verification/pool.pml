@@ -50,6 +50,7 @@
 #define NITEMS 6
 #define NPROD 2
 #define WIDTH 2                  /* WorkerPool(threads: 2) */
+#define MAY_SPIN (WIDTH / 2 > 1 -> WIDTH / 2 : 1)   /* watchers allowed at once (PoolState.maySpin) */
 #define NT 3                     /* pool thread slots: T0, T1, the stand-in S */
 #define NW 5                     /* threads that can wait for a sync turn: T0, T1, S, P0, P1 */
 #define W_P0 3
@@ -931,8 +932,9 @@ inline look(t, act, cur, ran) {
             act = ACT_LEAVE; PUNLOCK
         :: else ->
             if
-            :: ran -> ran = false; spinningCount++; act = ACT_SPIN; PUNLOCK     /* spinBeforeSleeping */
-            :: else -> goIdle(t, act)
+            /* PoolState.maySpin: at most half the threads (at least one) watch at a time */
+            :: ran && spinningCount < MAY_SPIN -> ran = false; spinningCount++; act = ACT_SPIN; PUNLOCK  /* spinBeforeSleeping */
+            :: else -> ran = false; goIdle(t, act)
             fi
         fi
     fi
