@@ -102,32 +102,27 @@ struct SerialQueueExecutorTests {
     /// `run` on a full bounded queue is admitted over the bound (as executor jobs are) instead of
     /// waiting for room on the caller's cooperative thread: as many waiting calls as there are
     /// cooperative threads would otherwise stop every other task until the queue drains.
+    ///
+    /// Checked by what the queue counts, not by how soon another task runs: every call must be
+    /// submitted while the queue is still held and full, which a call waiting for room never is.
     @Test(arguments: QueueMode.allCases) func runOnAFullBoundedQueueNeverBlocksACooperativeThread(mode: QueueMode) async {
         let queue = mode.queue(label: "run-bounded", maximumQueued: 1)
         let gate = TestSemaphore()
-        queue.async { _ = gate.wait(timeout: .seconds(30)) }  // holds the queue
+        queue.async { _ = gate.wait(timeout: .seconds(60)) }  // holds the queue
         queue.async {}  // fills the FIFO: the next bounded submission would wait for room
         let callers = WorkerPool.defaultThreadCount  // Swift concurrency's cooperative width
-        let calling = TestSemaphore()
         let finished = TestCounter()
-        let probeRan = TestFlag()
-        let otherTasksRan = await offThePool {
-            for _ in 0..<callers {
-                Task.detached {
-                    calling.signal()
-                    await queue.run {}
-                    finished.increment()
-                }
+        for _ in 0..<callers {
+            Task.detached {
+                await queue.run {}
+                finished.increment()
             }
-            for _ in 0..<callers { _ = calling.wait(timeout: .seconds(5)) }
-            _ = eventually(timeout: .milliseconds(100)) { false }  // let the calls reach the queue
-            Task.detached { probeRan.set() }
-            // Long enough for other suites' tasks to let the probe run; blocked calls never do.
-            let ran = eventually(timeout: .seconds(10)) { probeRan.isSet }
-            gate.signal()  // the queue drains: blocked calls (if any) get room
-            return ran
         }
-        #expect(otherTasksRan, "\(callers) `run` calls on a full bounded queue stopped every other task for 10 s")
+        // However slowly the tasks start, each call is admitted while the gate still holds the queue.
+        let admitted = await eventually(timeout: .seconds(50)) { queue.statistics.submitted == 2 + callers }
+        let submitted = queue.statistics.submitted
+        gate.signal()  // the queue drains: blocked calls (if any) get room
+        #expect(admitted, "\(submitted - 2) of \(callers) `run` calls entered a full bounded queue: the rest waited for room")
         #expect(await eventually { finished.value == callers }, "a `run` call never returned")
     }
 }

@@ -6,8 +6,11 @@ import Glibc
 /// Swift concurrency's pool has one thread per core: on this project's 2-core machines, two
 /// tests that block their cooperative threads stall every task in the process. A test whose
 /// code under test needs tasks (an async poll query, say) must therefore do its long blocking
-/// waits here. `body` runs outside the test's task, so it returns what the test then checks
-/// with `#expect`, instead of checking it itself.
+/// waits here. `body` runs outside the test's task, so it best returns what the test then checks
+/// with `#expect`. An `#expect` inside `body` still fails the run, with its source location and
+/// message, but Swift Testing names no test for it («unknown»): the stress suite's bodies run
+/// whole in here (so that they never hold a cooperative thread that other suites' tasks need),
+/// and each of their messages names the seed.
 public func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
         let start = Unmanaged.passRetained(DetachedBody { continuation.resume(returning: body()) }).toOpaque()

@@ -12,53 +12,55 @@ import Testing
 /// token. Seeded (STRESS_SEED), bounded (STRESS_SCALE), every wait with a timeout.
 @Suite("Coordinated refresh stress on real queues")
 struct CoordinatedRefreshStressTests {
-    @Test func queuesSharingACoordinatorNeverRefreshTheSameTokenTwice() {
-        let seed = StressConfiguration.seed()
-        let queues = 3
-        let perThread = StressConfiguration.iterations(300)
-        let total = queues * 2 * perThread
-        let server = RotatingServer()
-        let scheduler = SerialQueue(label: "coordinator")
-        let coordinator = LocalCredentialCoordinator<Int>(scheduler: scheduler, leaseDuration: .seconds(5))
-        let replicas = (0..<queues).map { index in
-            RequestQueue(
-                transport: server, credential: 0, policy: server.policy, coordinator: coordinator,
-                configuration: .init(
-                    maximumConcurrent: 8, maximumRedirects: 20, refreshLimit: 10_000, refreshWindow: .seconds(1),
-                    refreshTimeout: .seconds(5), agingInterval: nil),
-                scheduler: SerialQueue(label: "replica-\(index)"))
-        }
-        let counts = LockedValue([UInt8](repeating: 0, count: total))  // pthread: visible to TSan
-        let completed = Atomic<Int>(0)
-        let allDone = TestSemaphore()
-        let submitting = Atomic<Int>(queues * 2)
-        runThreads(queues * 2 + 1) { thread in
-            var random = SeededRandom(seed: seed &+ UInt64(thread) &* 0x9E37)
-            if thread == queues * 2 {
-                while submitting.load(ordering: .acquiring) > 0 {
-                    server.expire()
-                    sleepMicroseconds(200 + Int(random.next() % 2000))
-                }
-                return
+    @Test func queuesSharingACoordinatorNeverRefreshTheSameTokenTwice() async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let queues = 3
+            let perThread = StressConfiguration.iterations(300)
+            let total = queues * 2 * perThread
+            let server = RotatingServer()
+            let scheduler = SerialQueue(label: "coordinator")
+            let coordinator = LocalCredentialCoordinator<Int>(scheduler: scheduler, leaseDuration: .seconds(5))
+            let replicas = (0..<queues).map { index in
+                RequestQueue(
+                    transport: server, credential: 0, policy: server.policy, coordinator: coordinator,
+                    configuration: .init(
+                        maximumConcurrent: 8, maximumRedirects: 20, refreshLimit: 10_000, refreshWindow: .seconds(1),
+                        refreshTimeout: .seconds(5), agingInterval: nil),
+                    scheduler: SerialQueue(label: "replica-\(index)"))
             }
-            for step in 0..<perThread {
-                let index = thread * perThread + step
-                replicas[thread % queues].submit(index) { _ in
-                    counts.withLock { $0[index] &+= 1 }
-                    if completed.add(1, ordering: .acquiringAndReleasing).newValue == total { allDone.signal() }
+            let counts = LockedValue([UInt8](repeating: 0, count: total))  // pthread: visible to TSan
+            let completed = Atomic<Int>(0)
+            let allDone = TestSemaphore()
+            let submitting = Atomic<Int>(queues * 2)
+            runThreads(queues * 2 + 1) { thread in
+                var random = SeededRandom(seed: seed &+ UInt64(thread) &* 0x9E37)
+                if thread == queues * 2 {
+                    while submitting.load(ordering: .acquiring) > 0 {
+                        server.expire()
+                        sleepMicroseconds(200 + Int(random.next() % 2000))
+                    }
+                    return
                 }
-                if random.next() % 8 == 0 { sleepMicroseconds(Int(random.next() % 300)) }
+                for step in 0..<perThread {
+                    let index = thread * perThread + step
+                    replicas[thread % queues].submit(index) { _ in
+                        counts.withLock { $0[index] &+= 1 }
+                        if completed.add(1, ordering: .acquiringAndReleasing).newValue == total { allDone.signal() }
+                    }
+                    if random.next() % 8 == 0 { sleepMicroseconds(Int(random.next() % 300)) }
+                }
+                submitting.subtract(1, ordering: .releasing)
             }
-            submitting.subtract(1, ordering: .releasing)
+            let finished = allDone.wait(timeout: .seconds(60))
+            #expect(finished, "seed \(seed): \(completed.load(ordering: .acquiring)) of \(total) within 60 s")
+            let wrong = counts.withLock { counts in counts.enumerated().filter { $0.element != 1 }.prefix(10).map(\.offset) }
+            #expect(wrong.isEmpty, "seed \(seed): completions not exactly once for \(wrong)")
+            #expect(server.reuses == 0, "seed \(seed): \(server.reuses) refreshes presented a superseded token")
+            let adopted = replicas.reduce(0) { $0 + $1.statistics.credentialsAdopted }
+            #expect(server.refreshes > 0 && adopted > 0, "seed \(seed): the race did not happen (\(server.refreshes) refreshes)")
+            for replica in replicas { replica.shutdown() }
         }
-        let finished = allDone.wait(timeout: .seconds(60))
-        #expect(finished, "seed \(seed): \(completed.load(ordering: .acquiring)) of \(total) within 60 s")
-        let wrong = counts.withLock { counts in counts.enumerated().filter { $0.element != 1 }.prefix(10).map(\.offset) }
-        #expect(wrong.isEmpty, "seed \(seed): completions not exactly once for \(wrong)")
-        #expect(server.reuses == 0, "seed \(seed): \(server.reuses) refreshes presented a superseded token")
-        let adopted = replicas.reduce(0) { $0 + $1.statistics.credentialsAdopted }
-        #expect(server.refreshes > 0 && adopted > 0, "seed \(seed): the race did not happen (\(server.refreshes) refreshes)")
-        for replica in replicas { replica.shutdown() }
     }
 }
 

@@ -222,60 +222,62 @@ struct PollingStressTests {
         #expect(kinds.keys.count >= 3, "outcomes \(kinds), seed \(seed)")
     }
 
-    @Test(.serialized, arguments: QueueMode.allCases) func cancelRacingAnInlineAnswerLeavesExactlyOneOutcome(mode: QueueMode) {
-        let seed = StressConfiguration.seed()
-        let rounds = StressConfiguration.iterations(300)
-        let queue = mode.queue(label: "poll-race")
-        let mismatches = TestCounter()
-        let doubles = TestCounter()
-        withWatchdog(timeout: .seconds(120), "cancel/answer race stalled, seed \(seed)") {
-            for _ in 0..<rounds {
-                let outcomes = TestCounter()
-                let ended = TestSemaphore()
-                let replies = LockedValue<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
-                let asked = TestSemaphore()
-                let poller = Poller<Int>(
-                    policy: PollPolicy(interval: .milliseconds(1)), scheduler: queue, isDone: { $0 >= 100 },
-                    changes: .equality,
-                    query: .completion { _, reply in
-                        replies.withLock { $0 = reply }
-                        asked.signal()
+    @Test(.serialized, arguments: QueueMode.allCases) func cancelRacingAnInlineAnswerLeavesExactlyOneOutcome(mode: QueueMode) async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let rounds = StressConfiguration.iterations(300)
+            let queue = mode.queue(label: "poll-race")
+            let mismatches = TestCounter()
+            let doubles = TestCounter()
+            withWatchdog(timeout: .seconds(120), "cancel/answer race stalled, seed \(seed)") {
+                for _ in 0..<rounds {
+                    let outcomes = TestCounter()
+                    let ended = TestSemaphore()
+                    let replies = LockedValue<(@Sendable (Result<Int, any Error>) -> Void)?>(nil)
+                    let asked = TestSemaphore()
+                    let poller = Poller<Int>(
+                        policy: PollPolicy(interval: .milliseconds(1)), scheduler: queue, isDone: { $0 >= 100 },
+                        changes: .equality,
+                        query: .completion { _, reply in
+                            replies.withLock { $0 = reply }
+                            asked.signal()
+                        })
+                    poller.start(onOutcome: { _ in
+                        outcomes.increment()
+                        ended.signal()
                     })
-                poller.start(onOutcome: { _ in
-                    outcomes.increment()
-                    ended.signal()
-                })
-                guard asked.wait(timeout: .seconds(10)) else {
-                    Issue.record("the query never started, seed \(seed)")
-                    return
-                }
-                let reply = replies.withLock { $0 }!
-                let cancelWon = TestFlag()
-                // Two threads released together: one answers "done", one cancels.
-                runThreads(2) { side in
-                    if side == 0 {
-                        reply(.success(100))
-                    } else if poller.cancel() {
-                        cancelWon.set()
+                    guard asked.wait(timeout: .seconds(10)) else {
+                        Issue.record("the query never started, seed \(seed)")
+                        return
                     }
+                    let reply = replies.withLock { $0 }!
+                    let cancelWon = TestFlag()
+                    // Two threads released together: one answers "done", one cancels.
+                    runThreads(2) { side in
+                        if side == 0 {
+                            reply(.success(100))
+                        } else if poller.cancel() {
+                            cancelWon.set()
+                        }
+                    }
+                    guard ended.wait(timeout: .seconds(10)) else {
+                        Issue.record("no outcome after a cancel/answer race, seed \(seed)")
+                        return
+                    }
+                    queue.sync {}
+                    replies.withLock { $0 = nil }  // the reply captures the poller, whose query captures `replies`
+                    if outcomes.value != 1 { doubles.increment() }
+                    let cancelled: Bool
+                    switch poller.outcome {
+                    case .cancelled?: cancelled = true
+                    default: cancelled = false
+                    }
+                    if cancelled != cancelWon.isSet { mismatches.increment() }
                 }
-                guard ended.wait(timeout: .seconds(10)) else {
-                    Issue.record("no outcome after a cancel/answer race, seed \(seed)")
-                    return
-                }
-                queue.sync {}
-                replies.withLock { $0 = nil }  // the reply captures the poller, whose query captures `replies`
-                if outcomes.value != 1 { doubles.increment() }
-                let cancelled: Bool
-                switch poller.outcome {
-                case .cancelled?: cancelled = true
-                default: cancelled = false
-                }
-                if cancelled != cancelWon.isSet { mismatches.increment() }
             }
+            #expect(doubles.value == 0, "a race produced two outcomes, seed \(seed)")
+            #expect(mismatches.value == 0, "cancel()'s result disagreed with the outcome, seed \(seed)")
         }
-        #expect(doubles.value == 0, "a race produced two outcomes, seed \(seed)")
-        #expect(mismatches.value == 0, "cancel()'s result disagreed with the outcome, seed \(seed)")
     }
 }
 

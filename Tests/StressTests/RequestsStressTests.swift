@@ -9,69 +9,73 @@ import Testing
 /// than cores. Seeded (STRESS_SEED), bounded (STRESS_SCALE), every wait with a timeout.
 @Suite("RequestQueue stress on real queues")
 struct RequestsStressTests {
-    @Test(.serialized, arguments: QueueMode.allCases) func racingSubmittersCancellersAndExpiriesGiveExactlyOneCompletionEach(mode: QueueMode) {
-        let seed = StressConfiguration.seed()
-        let threads = 8
-        let perThread = StressConfiguration.iterations(400)
-        let total = threads * perThread
-        let rig = StressRig(maximumConcurrent: 6, mode: mode)
-        let tracker = CompletionTracker(total: total)
-        let expiries = Atomic<Int>(0)
+    @Test(.serialized, arguments: QueueMode.allCases) func racingSubmittersCancellersAndExpiriesGiveExactlyOneCompletionEach(mode: QueueMode) async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let threads = 8
+            let perThread = StressConfiguration.iterations(400)
+            let total = threads * perThread
+            let rig = StressRig(maximumConcurrent: 6, mode: mode)
+            let tracker = CompletionTracker(total: total)
+            let expiries = Atomic<Int>(0)
 
-        runThreads(threads) { thread in
-            var random = SeededRandom(seed: seed &+ UInt64(thread) &* 0x9E37_79B9)
-            var previous: RequestHandle? = nil
-            for step in 0..<perThread {
-                let index = thread * perThread + step
-                let handle = rig.submit(index: index, random: &random, tracker: tracker)
-                if thread % 4 == 0, random.next() % 4 == 0 { previous?.cancel() }
-                if thread == 1, step % 40 == 0 {
-                    rig.server.expireToken()
-                    expiries.add(1, ordering: .relaxed)
+            runThreads(threads) { thread in
+                var random = SeededRandom(seed: seed &+ UInt64(thread) &* 0x9E37_79B9)
+                var previous: RequestHandle? = nil
+                for step in 0..<perThread {
+                    let index = thread * perThread + step
+                    let handle = rig.submit(index: index, random: &random, tracker: tracker)
+                    if thread % 4 == 0, random.next() % 4 == 0 { previous?.cancel() }
+                    if thread == 1, step % 40 == 0 {
+                        rig.server.expireToken()
+                        expiries.add(1, ordering: .relaxed)
+                    }
+                    previous = handle
                 }
-                previous = handle
             }
+            let finished = tracker.allDone.wait(timeout: .seconds(60))
+            #expect(
+                finished,
+                "seed \(seed): only \(tracker.completed) of \(total) completions within 60 s; \(rig.queue.statistics)")
+            rig.stop()
+            tracker.expectExactlyOnce(seed: seed)
+            let statistics = rig.queue.statistics
+            #expect(statistics.completed == total, "seed \(seed): \(statistics)")
+            #expect(rig.queue.unfinishedCount == 0, "seed \(seed)")
+            #expect(statistics.refreshesStarted <= rig.server.refreshCalls, "seed \(seed)")
+            #expect(expiries.load(ordering: .relaxed) > 0)
         }
-        let finished = tracker.allDone.wait(timeout: .seconds(60))
-        #expect(
-            finished,
-            "seed \(seed): only \(tracker.completed) of \(total) completions within 60 s; \(rig.queue.statistics)")
-        rig.stop()
-        tracker.expectExactlyOnce(seed: seed)
-        let statistics = rig.queue.statistics
-        #expect(statistics.completed == total, "seed \(seed): \(statistics)")
-        #expect(rig.queue.unfinishedCount == 0, "seed \(seed)")
-        #expect(statistics.refreshesStarted <= rig.server.refreshCalls, "seed \(seed)")
-        #expect(expiries.load(ordering: .relaxed) > 0)
     }
 
-    @Test(.serialized, arguments: QueueMode.allCases) func shutdownRacingSubmittersEndsEveryRequestExactlyOnce(mode: QueueMode) {
-        let seed = StressConfiguration.seed()
-        let threads = 6
-        let perThread = StressConfiguration.iterations(300)
-        let total = threads * perThread
-        let rig = StressRig(maximumConcurrent: 4, mode: mode)
-        let tracker = CompletionTracker(total: total)
+    @Test(.serialized, arguments: QueueMode.allCases) func shutdownRacingSubmittersEndsEveryRequestExactlyOnce(mode: QueueMode) async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let threads = 6
+            let perThread = StressConfiguration.iterations(300)
+            let total = threads * perThread
+            let rig = StressRig(maximumConcurrent: 4, mode: mode)
+            let tracker = CompletionTracker(total: total)
 
-        runThreads(threads + 1) { thread in
-            if thread == threads {
-                // The shutter: waits until some work is under way, then shuts the queue down.
-                _ = eventually(timeout: .seconds(10)) { tracker.completed > total / 10 }
-                rig.queue.shutdown()
-                return
+            runThreads(threads + 1) { thread in
+                if thread == threads {
+                    // The shutter: waits until some work is under way, then shuts the queue down.
+                    _ = eventually(timeout: .seconds(10)) { tracker.completed > total / 10 }
+                    rig.queue.shutdown()
+                    return
+                }
+                var random = SeededRandom(seed: seed &+ UInt64(thread) &* 0x51ED)
+                for step in 0..<perThread {
+                    _ = rig.submit(index: thread * perThread + step, random: &random, tracker: tracker)
+                    if step % 50 == 0 { rig.server.expireToken() }
+                }
             }
-            var random = SeededRandom(seed: seed &+ UInt64(thread) &* 0x51ED)
-            for step in 0..<perThread {
-                _ = rig.submit(index: thread * perThread + step, random: &random, tracker: tracker)
-                if step % 50 == 0 { rig.server.expireToken() }
-            }
+            let finished = tracker.allDone.wait(timeout: .seconds(60))
+            #expect(finished, "seed \(seed): only \(tracker.completed) of \(total) completions within 60 s")
+            rig.stop()
+            tracker.expectExactlyOnce(seed: seed)
+            #expect(rig.queue.unfinishedCount == 0, "seed \(seed)")
+            #expect(tracker.shutDownCount > 0, "seed \(seed): the shutdown ended no request; the race did not happen; \(rig.queue.statistics)")
         }
-        let finished = tracker.allDone.wait(timeout: .seconds(60))
-        #expect(finished, "seed \(seed): only \(tracker.completed) of \(total) completions within 60 s")
-        rig.stop()
-        tracker.expectExactlyOnce(seed: seed)
-        #expect(rig.queue.unfinishedCount == 0, "seed \(seed)")
-        #expect(tracker.shutDownCount > 0, "seed \(seed): the shutdown ended no request; the race did not happen; \(rig.queue.statistics)")
     }
 }
 
@@ -80,50 +84,52 @@ struct RequestsStressTests {
 /// or after the shutdown, completes exactly once.
 @Suite("RequestQueue: scheduler shutdown stress")
 struct RequestsSchedulerShutdownStressTests {
-    @Test func aSchedulerShutDownAtARandomMomentCompletesEveryRequestExactlyOnce() {
-        let seed = StressConfiguration.seed()
-        let rounds = StressConfiguration.iterations(30)
-        let threads = 4
-        let perThread = 80
-        let total = threads * perThread
-        var random = SeededRandom(seed: seed)
-        var endedByTheShutdown = 0
-        withWatchdog(timeout: .seconds(120), "request queue shutdown stress stalled, seed \(seed)") {
-            for round in 0..<rounds {
-                let mode: ShutdownMode = random.next() % 2 == 0 ? .drain : .cancelPending
-                let shutAfter = Int(random.next() % UInt64(total))
-                let roundSeed = random.next()
-                let rig = StressRig(maximumConcurrent: 4, mode: .dedicated)
-                let tracker = CompletionTracker(total: total)
-                let submitted = Atomic<Int>(0)
-                runThreads(threads + 1) { thread in
-                    if thread == threads {
-                        _ = eventually(timeout: .seconds(10)) { submitted.load(ordering: .acquiring) >= shutAfter }
-                        _ = rig.scheduler.shutdown(mode)
-                        return
+    @Test func aSchedulerShutDownAtARandomMomentCompletesEveryRequestExactlyOnce() async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let rounds = StressConfiguration.iterations(30)
+            let threads = 4
+            let perThread = 80
+            let total = threads * perThread
+            var random = SeededRandom(seed: seed)
+            var endedByTheShutdown = 0
+            withWatchdog(timeout: .seconds(120), "request queue shutdown stress stalled, seed \(seed)") {
+                for round in 0..<rounds {
+                    let mode: ShutdownMode = random.next() % 2 == 0 ? .drain : .cancelPending
+                    let shutAfter = Int(random.next() % UInt64(total))
+                    let roundSeed = random.next()
+                    let rig = StressRig(maximumConcurrent: 4, mode: .dedicated)
+                    let tracker = CompletionTracker(total: total)
+                    let submitted = Atomic<Int>(0)
+                    runThreads(threads + 1) { thread in
+                        if thread == threads {
+                            _ = eventually(timeout: .seconds(10)) { submitted.load(ordering: .acquiring) >= shutAfter }
+                            _ = rig.scheduler.shutdown(mode)
+                            return
+                        }
+                        var random = SeededRandom(seed: roundSeed &+ UInt64(thread))
+                        var previous: RequestHandle? = nil
+                        for step in 0..<perThread {
+                            let handle = rig.submit(index: thread * perThread + step, random: &random, tracker: tracker)
+                            submitted.add(1, ordering: .acquiringAndReleasing)
+                            if random.next() % 5 == 0 { previous?.cancel() }
+                            previous = handle
+                        }
                     }
-                    var random = SeededRandom(seed: roundSeed &+ UInt64(thread))
-                    var previous: RequestHandle? = nil
-                    for step in 0..<perThread {
-                        let handle = rig.submit(index: thread * perThread + step, random: &random, tracker: tracker)
-                        submitted.add(1, ordering: .acquiringAndReleasing)
-                        if random.next() % 5 == 0 { previous?.cancel() }
-                        previous = handle
-                    }
+                    _ = rig.scheduler.shutdown(mode)  // a no-op when the shutter already did it
+                    let context = "seed \(seed), round \(round), \(mode), shut after \(shutAfter) of \(total)"
+                    let finished = tracker.allDone.wait(timeout: .seconds(10))
+                    // Late answers land (and must be ignored) before the counts are read.
+                    for queue in rig.server.answerQueues { _ = queue.shutdown(.drain) }
+                    #expect(finished, "only \(tracker.completed) of \(total) completions; \(context)")
+                    tracker.expectExactlyOnce(seed: seed)
+                    #expect(rig.queue.unfinishedCount == 0, "\(context)")
+                    endedByTheShutdown += tracker.schedulerShutDownCounter.load(ordering: .relaxed)
+                    if !finished { return }
                 }
-                _ = rig.scheduler.shutdown(mode)  // a no-op when the shutter already did it
-                let context = "seed \(seed), round \(round), \(mode), shut after \(shutAfter) of \(total)"
-                let finished = tracker.allDone.wait(timeout: .seconds(10))
-                // Late answers land (and must be ignored) before the counts are read.
-                for queue in rig.server.answerQueues { _ = queue.shutdown(.drain) }
-                #expect(finished, "only \(tracker.completed) of \(total) completions; \(context)")
-                tracker.expectExactlyOnce(seed: seed)
-                #expect(rig.queue.unfinishedCount == 0, "\(context)")
-                endedByTheShutdown += tracker.schedulerShutDownCounter.load(ordering: .relaxed)
-                if !finished { return }
             }
+            #expect(endedByTheShutdown > 0, "seed \(seed): no request was pending at a shutdown; the race did not happen")
         }
-        #expect(endedByTheShutdown > 0, "seed \(seed): no request was pending at a shutdown; the race did not happen")
     }
 }
 

@@ -33,29 +33,31 @@ private final class OwnerCheck: Sendable {
 struct SerialQueueStressTests {
     static let producers = 6  // three times the cores
 
-    @Test(.serialized, arguments: QueueMode.allCases) func manyProducersMixingSyncAndAsyncKeepOneOrderAndOneOwner(mode: QueueMode) {
-        let seed = StressConfiguration.seed()
-        let perProducer = StressConfiguration.iterations(5_000)
-        let queue = mode.queue(label: "stress-mix")
-        let log = Unguarded<[Int: [Int]]>([:])
-        let owner = OwnerCheck()
-        withWatchdog(timeout: .seconds(120), "mixed sync/async producers stalled, seed \(seed)") {
-            runThreads(Self.producers) { producer in
-                var random = SeededRandom(seed: seed &+ UInt64(producer))
-                for step in 0..<perProducer {
-                    let record: @Sendable () -> Void = {
-                        owner.enter()
-                        log.value[producer, default: []].append(step)
-                        owner.leave()
+    @Test(.serialized, arguments: QueueMode.allCases) func manyProducersMixingSyncAndAsyncKeepOneOrderAndOneOwner(mode: QueueMode) async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let perProducer = StressConfiguration.iterations(5_000)
+            let queue = mode.queue(label: "stress-mix")
+            let log = Unguarded<[Int: [Int]]>([:])
+            let owner = OwnerCheck()
+            withWatchdog(timeout: .seconds(120), "mixed sync/async producers stalled, seed \(seed)") {
+                runThreads(Self.producers) { producer in
+                    var random = SeededRandom(seed: seed &+ UInt64(producer))
+                    for step in 0..<perProducer {
+                        let record: @Sendable () -> Void = {
+                            owner.enter()
+                            log.value[producer, default: []].append(step)
+                            owner.leave()
+                        }
+                        if random.next() % 3 == 0 { queue.sync { record() } } else { queue.async(record) }
                     }
-                    if random.next() % 3 == 0 { queue.sync { record() } } else { queue.async(record) }
                 }
             }
-        }
-        let final = queue.sync { log.value }
-        #expect(owner.overlapCount == 0, "two works ran at once, seed \(seed)")
-        for producer in 0..<Self.producers {
-            #expect(final[producer] == Array(0..<perProducer), "producer \(producer) lost or reordered work, seed \(seed)")
+            let final = queue.sync { log.value }
+            #expect(owner.overlapCount == 0, "two works ran at once, seed \(seed)")
+            for producer in 0..<Self.producers {
+                #expect(final[producer] == Array(0..<perProducer), "producer \(producer) lost or reordered work, seed \(seed)")
+            }
         }
     }
 
@@ -92,138 +94,148 @@ struct SerialQueueStressTests {
         #expect(queue.sync { counter.value } == Self.producers * rounds, "async work lost, seed \(seed)")
     }
 
-    @Test(.serialized, arguments: QueueMode.allCases) func queuesCreatedAndDroppedInALoopLeaveNoThread(mode: QueueMode) {
-        let seed = StressConfiguration.seed()
-        let perThread = StressConfiguration.iterations(150)
-        let ran = TestCounter()
-        let expected = TestCounter()
-        withWatchdog(timeout: .seconds(120), "queue churn stalled, seed \(seed)") {
-            runThreads(4) { thread in
-                var random = SeededRandom(seed: seed &+ UInt64(thread))
-                for _ in 0..<perThread {
-                    let queue = mode.queue(label: "churn-\(thread)")
-                    let works = Int(random.next() % 20)
-                    for _ in 0..<works { queue.async { ran.increment() } }
-                    expected.increment(by: works)
-                    if random.next() % 2 == 0 { _ = queue.sync { ran.increment() }; expected.increment() }
-                    if random.next() % 3 == 0 { queue.asyncAfter(delay: .seconds(3600)) { ran.increment() } }
-                    if random.next() % 4 == 0 { queue.shutdown(random.next() % 2 == 0 ? .drain : .cancelPending) }
-                    // Dropped here: enqueued work runs, the thread ends before the release returns.
-                }
-            }
-        }
-        // Every release joined its worker; the kernel drops joined tasks from /proc a moment later.
-        var leftovers: [String] = []
-        _ = eventually {
-            leftovers = currentThreadNames().filter { $0.hasPrefix("churn-") }
-            return leftovers.isEmpty
-        }
-        #expect(leftovers.isEmpty, "threads of released queues survive: \(leftovers), seed \(seed)")
-        // cancelPending may drop work: it must never run more than was enqueued.
-        #expect(ran.value <= expected.value, "work ran that was never enqueued, seed \(seed)")
-    }
-
-    @Test(.serialized, arguments: QueueMode.allCases) func releasingWhileWorkIsPendingRunsAllOfIt(mode: QueueMode) {
-        let seed = StressConfiguration.seed()
-        let queues = StressConfiguration.iterations(40)
-        let ran = TestCounter()
-        withWatchdog(timeout: .seconds(120), "release with pending work stalled, seed \(seed)") {
-            var random = SeededRandom(seed: seed)
-            var total = 0
-            for index in 0..<queues {
-                var queue: SerialQueue? = mode.queue(label: "pending-\(index)")
-                let works = 100 + Int(random.next() % 400)
-                total += works
-                do {
-                    let producer = queue!
-                    runThreads(3) { _ in
-                        for _ in 0..<(works / 3) { producer.async { ran.increment() } }
-                    }
-                }
-                total -= works - works / 3 * 3
-                queue = nil  // the last reference: returns once the worker has drained and exited
-                _ = queue
-                #expect(ran.value == total, "release returned before enqueued work ran, seed \(seed)")
-            }
-        }
-    }
-
-    @Test(.serialized, arguments: QueueMode.allCases) func suspendAndResumeUnderLoadKeepOrderAndLoseNothing(mode: QueueMode) {
-        let seed = StressConfiguration.seed()
-        let perProducer = StressConfiguration.iterations(5_000)
-        let queue = mode.queue(label: "stress-suspend")
-        let log = Unguarded<[Int: [Int]]>([:])
-        let producersDone = TestCounter()
-        withWatchdog(timeout: .seconds(120), "suspend/resume under load stalled, seed \(seed)") {
-            runThreads(Self.producers + 1) { thread in
-                var random = SeededRandom(seed: seed &+ UInt64(thread))
-                if thread == Self.producers {
-                    // The toggler: balanced suspend/resume pairs while producers run.
-                    while producersDone.value < Self.producers {
-                        queue.suspend()
-                        if random.next() % 2 == 0 { queue.suspend(); queue.resume() }
-                        queue.resume()
-                    }
-                    return
-                }
-                for step in 0..<perProducer {
-                    let record: @Sendable () -> Void = { log.value[thread, default: []].append(step) }
-                    if random.next() % 8 == 0 { queue.sync { record() } } else { queue.async(record) }
-                }
-                producersDone.increment()
-            }
-        }
-        #expect(!queue.isSuspended, "suspend/resume pairs left the queue suspended, seed \(seed)")
-        let final = queue.sync { log.value }
-        for producer in 0..<Self.producers {
-            #expect(final[producer] == Array(0..<perProducer), "producer \(producer) lost or reordered work, seed \(seed)")
-        }
-    }
-
-    @Test(.serialized, arguments: QueueMode.allCases) func nestedSyncAcrossQueuesUnderLoadNeverDeadlocks(mode: QueueMode) {
-        let seed = StressConfiguration.seed()
-        let rounds = StressConfiguration.iterations(5_000)
-        let a = mode.queue(label: "nest-a")
-        let b = mode.queue(label: "nest-b")
-        let both = Unguarded(0)
-        withWatchdog(timeout: .seconds(120), "nested sync stalled, seed \(seed)") {
-            runThreads(Self.producers) { thread in
-                var random = SeededRandom(seed: seed &+ UInt64(thread))
-                for _ in 0..<rounds {
-                    switch random.next() % 4 {
-                    case 0: a.sync { b.sync { both.value += 1 } }  // always a before b: no cycle
-                    case 1: a.async { b.sync { both.value += 1 } }
-                    case 2: b.async { both.value += 1 }
-                    default: b.sync { both.value += 1 }
+    @Test(.serialized, arguments: QueueMode.allCases) func queuesCreatedAndDroppedInALoopLeaveNoThread(mode: QueueMode) async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let perThread = StressConfiguration.iterations(150)
+            let ran = TestCounter()
+            let expected = TestCounter()
+            withWatchdog(timeout: .seconds(120), "queue churn stalled, seed \(seed)") {
+                runThreads(4) { thread in
+                    var random = SeededRandom(seed: seed &+ UInt64(thread))
+                    for _ in 0..<perThread {
+                        let queue = mode.queue(label: "churn-\(thread)")
+                        let works = Int(random.next() % 20)
+                        for _ in 0..<works { queue.async { ran.increment() } }
+                        expected.increment(by: works)
+                        if random.next() % 2 == 0 { _ = queue.sync { ran.increment() }; expected.increment() }
+                        if random.next() % 3 == 0 { queue.asyncAfter(delay: .seconds(3600)) { ran.increment() } }
+                        if random.next() % 4 == 0 { queue.shutdown(random.next() % 2 == 0 ? .drain : .cancelPending) }
+                        // Dropped here: enqueued work runs, the thread ends before the release returns.
                     }
                 }
             }
-            a.sync {}
+            // Every release joined its worker; the kernel drops joined tasks from /proc a moment later.
+            var leftovers: [String] = []
+            _ = eventually {
+                leftovers = currentThreadNames().filter { $0.hasPrefix("churn-") }
+                return leftovers.isEmpty
+            }
+            #expect(leftovers.isEmpty, "threads of released queues survive: \(leftovers), seed \(seed)")
+            // cancelPending may drop work: it must never run more than was enqueued.
+            #expect(ran.value <= expected.value, "work ran that was never enqueued, seed \(seed)")
         }
-        let total = b.sync { both.value }
-        #expect(total == Self.producers * rounds, "nested work lost, seed \(seed)")
     }
 
-    @Test(.serialized, arguments: QueueMode.allCases) func delayedWorkRunsOrIsCancelledExactlyOnce(mode: QueueMode) {
-        let seed = StressConfiguration.seed()
-        let perThread = StressConfiguration.iterations(5_000)
-        let queue = mode.queue(label: "stress-delayed")
-        let ran = TestCounter()
-        let cancelled = TestCounter()
-        withWatchdog(timeout: .seconds(120), "delayed work stalled, seed \(seed)") {
-            runThreads(4) { thread in
-                var random = SeededRandom(seed: seed &+ UInt64(thread))
-                for _ in 0..<perThread {
-                    let handle = queue.asyncAfter(delay: .microseconds(Int64(random.next() % 2_000))) { ran.increment() }
-                    if random.next() % 2 == 0, handle.cancel() { cancelled.increment() }
+    @Test(.serialized, arguments: QueueMode.allCases) func releasingWhileWorkIsPendingRunsAllOfIt(mode: QueueMode) async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let queues = StressConfiguration.iterations(40)
+            let ran = TestCounter()
+            withWatchdog(timeout: .seconds(120), "release with pending work stalled, seed \(seed)") {
+                var random = SeededRandom(seed: seed)
+                var total = 0
+                for index in 0..<queues {
+                    var queue: SerialQueue? = mode.queue(label: "pending-\(index)")
+                    let works = 100 + Int(random.next() % 400)
+                    total += works
+                    do {
+                        let producer = queue!
+                        runThreads(3) { _ in
+                            for _ in 0..<(works / 3) { producer.async { ran.increment() } }
+                        }
+                    }
+                    total -= works - works / 3 * 3
+                    queue = nil  // the last reference: returns once the worker has drained and exited
+                    _ = queue
+                    #expect(ran.value == total, "release returned before enqueued work ran, seed \(seed)")
                 }
             }
-            // Past every deadline: everything not cancelled must have run exactly once.
-            let done = TestSemaphore()
-            queue.asyncAfter(delay: .milliseconds(5)) { done.signal() }
-            #expect(done.wait(), "the final delayed work never ran, seed \(seed)")
         }
-        #expect(ran.value + cancelled.value == 4 * perThread, "ran \(ran.value) + cancelled \(cancelled.value), seed \(seed)")
+    }
+
+    @Test(.serialized, arguments: QueueMode.allCases) func suspendAndResumeUnderLoadKeepOrderAndLoseNothing(mode: QueueMode) async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let perProducer = StressConfiguration.iterations(5_000)
+            let queue = mode.queue(label: "stress-suspend")
+            let log = Unguarded<[Int: [Int]]>([:])
+            let producersDone = TestCounter()
+            withWatchdog(timeout: .seconds(120), "suspend/resume under load stalled, seed \(seed)") {
+                runThreads(Self.producers + 1) { thread in
+                    var random = SeededRandom(seed: seed &+ UInt64(thread))
+                    if thread == Self.producers {
+                        // The toggler: balanced suspend/resume pairs while producers run.
+                        while producersDone.value < Self.producers {
+                            queue.suspend()
+                            if random.next() % 2 == 0 { queue.suspend(); queue.resume() }
+                            queue.resume()
+                        }
+                        return
+                    }
+                    for step in 0..<perProducer {
+                        let record: @Sendable () -> Void = { log.value[thread, default: []].append(step) }
+                        if random.next() % 8 == 0 { queue.sync { record() } } else { queue.async(record) }
+                    }
+                    producersDone.increment()
+                }
+            }
+            #expect(!queue.isSuspended, "suspend/resume pairs left the queue suspended, seed \(seed)")
+            let final = queue.sync { log.value }
+            for producer in 0..<Self.producers {
+                #expect(final[producer] == Array(0..<perProducer), "producer \(producer) lost or reordered work, seed \(seed)")
+            }
+        }
+    }
+
+    @Test(.serialized, arguments: QueueMode.allCases) func nestedSyncAcrossQueuesUnderLoadNeverDeadlocks(mode: QueueMode) async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let rounds = StressConfiguration.iterations(5_000)
+            let a = mode.queue(label: "nest-a")
+            let b = mode.queue(label: "nest-b")
+            let both = Unguarded(0)
+            withWatchdog(timeout: .seconds(120), "nested sync stalled, seed \(seed)") {
+                runThreads(Self.producers) { thread in
+                    var random = SeededRandom(seed: seed &+ UInt64(thread))
+                    for _ in 0..<rounds {
+                        switch random.next() % 4 {
+                        case 0: a.sync { b.sync { both.value += 1 } }  // always a before b: no cycle
+                        case 1: a.async { b.sync { both.value += 1 } }
+                        case 2: b.async { both.value += 1 }
+                        default: b.sync { both.value += 1 }
+                        }
+                    }
+                }
+                a.sync {}
+            }
+            let total = b.sync { both.value }
+            #expect(total == Self.producers * rounds, "nested work lost, seed \(seed)")
+        }
+    }
+
+    @Test(.serialized, arguments: QueueMode.allCases) func delayedWorkRunsOrIsCancelledExactlyOnce(mode: QueueMode) async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let perThread = StressConfiguration.iterations(5_000)
+            let queue = mode.queue(label: "stress-delayed")
+            let ran = TestCounter()
+            let cancelled = TestCounter()
+            withWatchdog(timeout: .seconds(120), "delayed work stalled, seed \(seed)") {
+                runThreads(4) { thread in
+                    var random = SeededRandom(seed: seed &+ UInt64(thread))
+                    for _ in 0..<perThread {
+                        let handle = queue.asyncAfter(delay: .microseconds(Int64(random.next() % 2_000))) { ran.increment() }
+                        if random.next() % 2 == 0, handle.cancel() { cancelled.increment() }
+                    }
+                }
+                // Past every deadline: everything not cancelled must have run exactly once.
+                let done = TestSemaphore()
+                queue.asyncAfter(delay: .milliseconds(5)) { done.signal() }
+                #expect(done.wait(), "the final delayed work never ran, seed \(seed)")
+            }
+            #expect(ran.value + cancelled.value == 4 * perThread, "ran \(ran.value) + cancelled \(cancelled.value), seed \(seed)")
+        }
     }
 }
 
@@ -276,31 +288,33 @@ extension SerialQueueStressTests {
 
 @Suite("SerialQueue statistics stress")
 struct SerialQueueStatisticsStressTests {
-    @Test func figuresAreExactAfterARandomMixDrains() {
-        let seed = StressConfiguration.seed()
-        let perProducer = StressConfiguration.iterations(3_000)
-        let queue = SerialQueue(label: "stress-figures")
-        let ran = Atomic<Int>(0)
-        let idleSyncs = Atomic<Int>(0)
-        withWatchdog(timeout: .seconds(120), "statistics stress stalled, seed \(seed)") {
-            runThreads(4) { producer in
-                var random = SeededRandom(seed: seed &+ UInt64(producer))
-                for _ in 0..<perProducer {
-                    switch random.next() % 8 {
-                    case 0: queue.sync { _ = idleSyncs.add(1, ordering: .relaxed) }
-                    case 1: queue.suspend(); queue.async { ran.add(1, ordering: .relaxed) }; queue.resume()
-                    default: queue.async { ran.add(1, ordering: .relaxed) }
+    @Test func figuresAreExactAfterARandomMixDrains() async {
+        await offThePool {
+            let seed = StressConfiguration.seed()
+            let perProducer = StressConfiguration.iterations(3_000)
+            let queue = SerialQueue(label: "stress-figures")
+            let ran = Atomic<Int>(0)
+            let idleSyncs = Atomic<Int>(0)
+            withWatchdog(timeout: .seconds(120), "statistics stress stalled, seed \(seed)") {
+                runThreads(4) { producer in
+                    var random = SeededRandom(seed: seed &+ UInt64(producer))
+                    for _ in 0..<perProducer {
+                        switch random.next() % 8 {
+                        case 0: queue.sync { _ = idleSyncs.add(1, ordering: .relaxed) }
+                        case 1: queue.suspend(); queue.async { ran.add(1, ordering: .relaxed) }; queue.resume()
+                        default: queue.async { ran.add(1, ordering: .relaxed) }
+                        }
                     }
                 }
             }
+            queue.sync {}
+            let figures = queue.statistics
+            #expect(figures.depth == 0, "depth \(figures.depth) after drain, seed \(seed): \(figures)")
+            #expect(figures.submitted == figures.executed, "seed \(seed): \(figures)")
+            // Every async item is an item; sync calls are items only when they waited.
+            #expect(figures.submitted - figures.syncWaits == ran.load(ordering: .relaxed), "seed \(seed): \(figures)")
+            #expect(figures.syncWaits <= idleSyncs.load(ordering: .relaxed) + 1, "seed \(seed): \(figures)")
+            #expect(figures.highWaterDepth >= 1 && figures.highWaterDepth <= figures.submitted)
         }
-        queue.sync {}
-        let figures = queue.statistics
-        #expect(figures.depth == 0, "depth \(figures.depth) after drain, seed \(seed): \(figures)")
-        #expect(figures.submitted == figures.executed, "seed \(seed): \(figures)")
-        // Every async item is an item; sync calls are items only when they waited.
-        #expect(figures.submitted - figures.syncWaits == ran.load(ordering: .relaxed), "seed \(seed): \(figures)")
-        #expect(figures.syncWaits <= idleSyncs.load(ordering: .relaxed) + 1, "seed \(seed): \(figures)")
-        #expect(figures.highWaterDepth >= 1 && figures.highWaterDepth <= figures.submitted)
     }
 }
