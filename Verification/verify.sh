@@ -17,7 +17,8 @@
 # Installs nothing: needs spin (Debian package `spin`) and gcc on PATH.
 # Environment: CHECK_TIMEOUT (seconds per check, default 150), PAN_MEMORY (MB per check, default
 # 3072), KEEP_WORK=1 keeps the work folder (pan sources, outputs, counterexample trails), ONLY=REGEX
-# runs only the checks whose label matches (while editing the model; CI runs them all).
+# runs only the checks whose label matches (while editing the model; CI runs them all), JOBS
+# searches at once (default: one per core; each pan is single-threaded).
 # queue.pml: safety runs allow any number of spurious wake-ups, liveness runs one (-DSPURIOUS=n to
 # change); pool.pml: any number in both (README, "The pooled mode", "Assumptions").
 # Prints one line per check and a summary; exits non-zero if any check failed.
@@ -26,6 +27,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 model="$here/queue.pml"
 CHECK_TIMEOUT="${CHECK_TIMEOUT:-150}"
+JOBS="${JOBS:-$(nproc)}"
 PAN_MEMORY="${PAN_MEMORY:-3072}"
 
 for tool in spin gcc timeout; do
@@ -58,12 +60,44 @@ started=$SECONDS
 #           ltl:NAME the LTL property NAME, acceptance cycles under weak fairness (pan -a -f)
 #   EXPECT  pass, or an extended regex the failure report must match (then a trail must exist)
 check() {
-    local kind="$1" expect="$2" label="$3"
-    shift 3
+    local label="$3"
     if [[ -n "${ONLY:-}" ]] && ! grep -qE -- "$ONLY" <<<"$label"; then return 0; fi
     count=$((count + 1))
     local dir="$work/$count"
     mkdir -p "$dir"
+    # At most JOBS searches at once (each is one single-threaded pan); lines print in order.
+    while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; flush; done
+    run_check "$dir" "$@" >"$dir/line.tmp" 2>&1 && mv "$dir/line.tmp" "$dir/line" &
+    entries+=("C|$dir")
+    flush
+}
+
+# Prints the entries (section headers and check lines) in order, up to the first check still running.
+entries=()
+printed=0
+flush() {
+    while ((printed < ${#entries[@]})); do
+        local entry="${entries[$printed]}"
+        if [[ "$entry" == H\|* ]]; then
+            printf '%s\n' "${entry#H|}"
+        else
+            [[ -f "${entry#C|}/line" ]] || return 0
+            cat "${entry#C|}/line"
+        fi
+        printed=$((printed + 1))
+    done
+}
+
+# A section header, printed in order with the check lines.
+section() {
+    entries+=("H|$1")
+    flush
+}
+
+# run_check DIR KIND EXPECT LABEL DEFINES...: one search; prints its line and writes its verdict.
+run_check() {
+    local dir="$1" kind="$2" expect="$3" label="$4"
+    shift 4
     local file="${MODEL:-$model}"
     local name
     name="$(basename "$file")"
@@ -137,11 +171,11 @@ check() {
             fi
         fi
     fi
-    if [[ "$verdict" == PASS ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    echo "$verdict" >"$dir/verdict"
     printf '%-4s %-66s %s (%ds)\n' "$verdict" "$label" "$detail" $((SECONDS - t0))
 }
 
-echo "== spin $(spin -V | head -1 | awk '{print $3}'): the model of the real protocol (2 producers, worker, controller)"
+section "== spin $(spin -V | head -1 | awk '{print $3}'): the model of the real protocol (2 producers, worker, controller)"
 # everyAcceptedItemRuns only where no shutdown ends the run: with a shutdown or a release, it
 # follows from the safety run (every accepted item is settled when the call returns: `settled`)
 # and everyCallReturns (the call returns). RELEASE keeps it as a cheap cross-check.
@@ -153,24 +187,24 @@ for end in DRAIN CANCEL RELEASE NONE; do
     check ltl:everyCallReturns pass "real/$end: LTL everyCallReturns (weak fairness)" -DEND_$end -DCHECK_ALL
 done
 
-echo "== the real protocol with a third producer (P2: sync 5), safety only, COLLAPSE compression"
+section "== the real protocol with a third producer (P2: sync 5), safety only, COLLAPSE compression"
 EXTRA_CC='-DCOLLAPSE -O2' check safety pass "real/RELEASE, 3 producers: assertions, no invalid end state" \
     -DEND_RELEASE -DTHREE_PRODUCERS -DCHECK_ALL
 
-echo "== the bounded queue (maximumQueued = 1; P0: async 1, async 2; P1: sync 3, async 4)"
+section "== the bounded queue (maximumQueued = 1; P0: async 1, async 2; P1: sync 3, async 4)"
 for end in DRAIN CANCEL RELEASE NONE; do
     check safety pass "bounded/$end: assertions, no invalid end state" -DBOUNDED -DEND_$end -DCHECK_ALL
 done
 check ltl:everyAcceptedItemRuns pass "bounded/NONE: LTL everyAcceptedItemRuns (weak fairness)" -DBOUNDED -DEND_NONE -DCHECK_ALL
 check ltl:everyCallReturns pass "bounded/NONE: LTL everyCallReturns (weak fairness)" -DBOUNDED -DEND_NONE -DCHECK_ALL
 
-echo "== a stall watchdog watches the queue (P0: async 1; P1: sync 3; the watchdog looks twice)"
+section "== a stall watchdog watches the queue (P0: async 1; P1: sync 3; the watchdog looks twice)"
 for end in DRAIN CANCEL RELEASE NONE; do
     check safety pass "watchdog/$end: assertions, no invalid end state" -DWATCHDOG -DEND_$end -DCHECK_ALL
 done
 check ltl:everyCallReturns pass "watchdog/NONE: LTL everyCallReturns (weak fairness)" -DWATCHDOG -DEND_NONE -DCHECK_ALL
 
-echo "== reachability: each scenario happens in the model"
+section "== reachability: each scenario happens in the model"
 probe() {  # number, configuration, description
     check asserts "assertion violated \\($1!=$1\\)" "reach $1: $3" -DEND_$2 -DPROBE="$1"
 }
@@ -207,7 +241,7 @@ wprobe() {  # number, configuration, description (with the watchdog)
 wprobe 24 NONE "a body starts while the watchdog sleeps"
 wprobe 25 NONE "the queue wakes the sleeping watchdog"
 
-echo "== mutants: each must be rejected, with a counterexample, on the property it targets"
+section "== mutants: each must be rejected, with a counterexample, on the property it targets"
 mutant() {  # name, kind, expected report, configuration, property flag, description
     check "$2" "$3" "mutant $1 (${2#ltl:}): $6" -DMUTANT_"$1" -DEND_"$4" ${5:+-D$5}
 }
@@ -250,8 +284,8 @@ bmutant ROOM_SHUTDOWN_NO_BROADCAST deadlock "$deadlock" CANCEL "" "shutdown does
 pcheck() {  # as check, on pool.pml
     MODEL="$here/pool.pml" EXTRA_CC="-DNFAIR=3 ${PCC:-}" check "$@"
 }
-echo "== the pooled mode: queues A and B on a pool of 2 threads (+ a stand-in slot)"
-echo "   (P0: A.async 1, B.sync 2; P1: A.sync 3, A.async 4; the controller suspends A, then per ending)"
+section "== the pooled mode: queues A and B on a pool of 2 threads (+ a stand-in slot)"
+section "   (P0: A.async 1, B.sync 2; P1: A.sync 3, A.async 4; the controller suspends A, then per ending)"
 pcheck safety pass "pool/NONE: assertions, no invalid end state" -DEND_NONE -DCHECK_ALL
 pcheck safety pass "pool/DRAIN (A only): assertions, no invalid end state" -DEND_DRAIN -DCHECK_ALL
 # END_CANCEL's safety run (9.7 million states, about 20 s) is left out to keep the run in
@@ -259,7 +293,7 @@ pcheck safety pass "pool/DRAIN (A only): assertions, no invalid end state" -DEND
 pcheck safety pass "pool/POOL (no A.async 4): assertions, no invalid end state" -DEND_POOL -DCHECK_ALL
 pcheck ltl:everyAcceptedItemRuns pass "pool/NONE (no A.async 4): LTL everyAcceptedItemRuns (weak fairness)" \
     -DEND_NONE -DSMALL -DCHECK_ALL
-echo "== the pooled mode, nested: item 1's body (on a pool thread) makes B.async 5, B.sync 6; P1: B.sync 2"
+section "== the pooled mode, nested: item 1's body (on a pool thread) makes B.async 5, B.sync 6; P1: B.sync 2"
 # The nested safety searches (18 and 22 million states, over 3 GB uncompressed) fit in PAN_MEMORY
 # only compressed (1.3 GB), and take 70-80 s of pan each: worth gcc -O2, and a longer timeout.
 CHECK_TIMEOUT=$((2 * CHECK_TIMEOUT)) PCC="-DCOLLAPSE -O2" pcheck safety pass \
@@ -271,7 +305,7 @@ pcheck ltl:everyAcceptedItemRuns pass "pool-nested/NONE (no P1): LTL everyAccept
 pcheck ltl:everyCallReturns pass "pool-nested/NONE (no P1): LTL everyCallReturns (weak fairness)" \
     -DNESTED -DEND_NONE -DSMALL -DCHECK_ALL
 
-echo "== the pooled mode: reachability (what the pooled mode adds; the queue's own scenarios are probed above)"
+section "== the pooled mode: reachability (what the pooled mode adds; the queue's own scenarios are probed above)"
 pprobe() {  # number, switches, description
     pcheck asserts "assertion violated \\($1!=$1\\)" "pool reach $1: $3" $2 -DPROBE="$1"
 }
@@ -289,7 +323,7 @@ pprobe 17 "-DNESTED -DEND_NONE" "a thread out of work steals another thread's ne
 pprobe 18 "-DNESTED -DEND_NONE" "a next queue filled while a thread is free is published and wakes it"
 pprobe 20 "-DNESTED -DEND_NONE" "a hop: the next queue runs on the same thread"
 
-echo "== the pooled mode: mutants"
+section "== the pooled mode: mutants"
 pmutant() {  # name, kind, expected report, switches, property flag, description
     pcheck "$2" "$3" "pool mutant $1 (${2#ltl:}): $6" -DMUTANT_"$1" $4 ${5:+-D$5}
 }
@@ -312,5 +346,10 @@ pmutant TAKE_COPY asserts 'st\[id\]==1' "-DEND_NONE" CHECK_ONCE "a turn takes it
 pmutant CANCEL_DROPS_SYNC asserts 'droppable' "-DEND_CANCEL" CHECK_NOTHING_LOST "cancelPending drops sync turns"
 pmutant POOL_STOP_EARLY asserts 'settled' "-DEND_POOL" CHECK_NOTHING_LOST "pool threads leave before the queues drained"
 
-echo "== $passed passed, $failed failed ($((SECONDS - started))s)"
+wait
+flush
+for ((index = 1; index <= count; index++)); do
+    if [[ "$(cat "$work/$index/verdict" 2>/dev/null)" == PASS ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done
+echo "== $passed passed, $failed failed ($((SECONDS - started))s, $JOBS at once)"
 [[ $failed -eq 0 ]]
