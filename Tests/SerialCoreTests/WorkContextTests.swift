@@ -145,4 +145,15 @@ struct WorkContextTests {
         #expect(values.filter { $0.hasPrefix("completion") || $0.hasPrefix("state") }.sorted()
             == ["completion1:t6", "completion2:t7", "state2:t7"], "\(values)")
     }
+
+    @Test func runBodiesRunWithTheAwaitingTasksContext() async {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        for mode in QueueMode.allCases {
+            let queue = mode.queue(label: "context-run-\(mode)")
+            let inside = await Self.$trace.withValue("t9") { await queue.run { Self.trace } }
+            #expect(inside == "t9", "\(mode)")
+            #expect(await queue.run { Self.trace } == nil, "\(mode): a run without a context inherited one")
+        }
+    }
 }
