@@ -277,7 +277,8 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
             }
         case .refresh(let token, let expired, let generation, let context):
             WorkContext.run(context) {
-                self.coordinateRefresh(token: token, expired: expired, generation: generation, refusals: 0)
+                self.coordinateRefresh(
+                    token: token, expired: expired, generation: generation, refusals: 0, context: context)
             }
         case .notify(let observer, let state):
             observer(state)
@@ -318,8 +319,15 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
 
     /// Refresh `token`: asks the coordinator for a lease on `generation`, then refreshes and
     /// publishes, or adopts the credential another holder published. `refusals`: publishes of
-    /// this refresh refused so far.
-    private func coordinateRefresh(token: UInt64, expired: Credential, generation: UInt64, refusals: Int) {
+    /// this refresh refused so far. `context`: the first parked request's (see `WorkContext`).
+    ///
+    /// `Policy.refresh` runs in `context` however the lease arrives: the grant may come inline on
+    /// the thread of another queue sharing the coordinator (its release, in its request's
+    /// context), from the coordinator's expiry check (in none), or on any thread of a coordinator
+    /// across processes; so the context is restored here, not inherited from that thread.
+    private func coordinateRefresh(
+        token: UInt64, expired: Credential, generation: UInt64, refusals: Int, context: WorkContext.Captured?
+    ) {
         self.coordinator.acquire(replacing: generation) { grant in
             switch grant {
             case .failure(let error):
@@ -332,7 +340,9 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
             case .success(.lease(let lease)):
                 // The policy runs on the scheduler: at once when the lease came inline.
                 let refresh: @Sendable () -> Void = {
-                    self.refresh(token: token, expired: expired, under: lease, refusals: refusals)
+                    WorkContext.run(context) {
+                        self.refresh(token: token, expired: expired, under: lease, refusals: refusals, context: context)
+                    }
                 }
                 if self.scheduler.isCurrent { return refresh() }
                 do throws(SchedulingError) {
@@ -345,8 +355,12 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         }
     }
 
-    /// Calls `Policy.refresh` under `lease` and publishes what it gives. On the scheduler.
-    private func refresh(token: UInt64, expired: Credential, under lease: CredentialLease, refusals: Int) {
+    /// Calls `Policy.refresh` under `lease` and publishes what it gives. On the scheduler, in
+    /// `context`.
+    private func refresh(
+        token: UInt64, expired: Credential, under lease: CredentialLease, refusals: Int,
+        context: WorkContext.Captured?
+    ) {
         // Given up meanwhile (timed out, shut down): the next holder may take the lease now.
         guard self.state.withLock({ $0.credentials.isRunning(token) }) else { return self.coordinator.release(lease) }
         self.policy.refresh(expired) { result in
@@ -369,7 +383,8 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
                         // Superseded: ask again, for the credential that won.
                         guard self.state.withLock({ $0.credentials.isRunning(token) }) else { return }
                         self.coordinateRefresh(
-                            token: token, expired: expired, generation: lease.generation, refusals: refusals + 1)
+                            token: token, expired: expired, generation: lease.generation, refusals: refusals + 1,
+                            context: context)
                     }
                 }
             }
