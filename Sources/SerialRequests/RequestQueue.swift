@@ -14,7 +14,8 @@ import Synchronization
 /// ```
 ///
 /// **Ordering.** See `RequestPriority`: highest effective priority first, FIFO within a level,
-/// aging against starvation, `unique` requests (and the queue's own credential refresh) alone.
+/// aging against starvation, `unique` requests alone; the queue's own credential refresh holds
+/// new requests back until it ends, beside the ones already in flight.
 /// At most one request of each `RequestKind` and at most `maximumConcurrent` requests are in flight.
 ///
 /// **Credentials.** When `Policy.classify` says `.credentialExpired`, the request is parked
