@@ -237,7 +237,8 @@ struct WorkerPoolTests {
         #expect(outcome == nil, "\(outcome ?? "")")
         let before = ranAfterItems.withLock { $0 }
         // The held turn had 64 items; every item after them ran late.
-        #expect(before.map { $0 <= 64 } == true, "the due work ran after \(before ?? -1) items of the chain (a turn is 64)")
+        #expect(
+            before.map { $0 <= 64 } == true, "the due work ran after \(before ?? -1) items of the chain (a turn is 64)")
     }
 
     @Test func anIdlePooledQueueCanBeReleasedWhileItsTimerIsArmed() {

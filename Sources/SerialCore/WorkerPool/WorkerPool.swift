@@ -22,8 +22,9 @@ import Glibc
 /// A's work, or a `sync` on B that returns) goes there too if any other thread is free; while
 /// every other thread is busy it waits in the posting thread's `next` slot and runs on that
 /// thread right after A's turn (at most 64 such hops in a row, none while due delayed work waits
-/// for a thread: below), unless a thread that runs out of work first takes it from there. So `B.async` from work on A runs on another thread while A's
-/// work goes on, if one is free or frees up; with none, right after A's turn.
+/// for a thread: below), unless a thread that runs out of work first takes it from there. So
+/// `B.async` from work on A runs on another thread while A's work goes on, if one is free or
+/// frees up; with none, right after A's turn.
 ///
 /// **Blocking.** A pool thread that blocks in this library's own waits (a `sync` on a busy queue,
 /// room in a bounded queue, a `shutdown` or release waiting for a queue to drain) is replaced by
