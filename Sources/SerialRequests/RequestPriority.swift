@@ -11,8 +11,14 @@
 ///
 /// **Unique.** A `unique` request runs alone: while one is queued or running, no other request
 /// starts; requests already in flight finish normally, and it starts only once none is left.
-/// Only one unique request runs at a time. The credential refresh the queue starts by itself is such a unique request, and it
-/// goes before any unique request of the caller's.
+/// Only one unique request runs at a time.
+///
+/// **The credential refresh.** The refresh the queue starts by itself holds requests back as a
+/// unique request does (none starts while it waits for a slot or runs, and it goes before any
+/// unique request of the caller's), but it does not wait for the requests in flight: it starts
+/// as soon as no unique request runs and a slot is free, beside them. They were sent with the
+/// credential it replaces, so waiting for them would only delay it by their latency; each ends
+/// normally, and one that then meets the expired credential is sent again at once with the new one.
 public enum RequestPriority: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
     /// Background work; starts when nothing more urgent waits (or once it has aged).
     case low = 0

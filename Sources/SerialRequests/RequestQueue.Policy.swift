@@ -12,8 +12,9 @@ extension RequestQueue {
         /// credential (e.g. to re-sign it). The default returns the request unchanged.
         public var rebuild: @Sendable (_ request: Request, _ credential: Credential) -> Request
         /// Obtains a new credential to replace `expired`; reports it (or an error) through
-        /// `completion`, from any thread, once (later calls are ignored). The queue runs it as a
-        /// unique request: nothing else starts until it ends.
+        /// `completion`, from any thread, once (later calls are ignored). Nothing else starts until
+        /// it ends; requests already in flight go on (see `RequestPriority`). It runs in the
+        /// `WorkContext` of the first request parked for it, however its lease arrived.
         public var refresh: @Sendable (
             _ expired: Credential, _ completion: @escaping @Sendable (Result<Credential, any Error>) -> Void
         ) -> Void

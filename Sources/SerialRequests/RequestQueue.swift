@@ -14,7 +14,8 @@ import Synchronization
 /// ```
 ///
 /// **Ordering.** See `RequestPriority`: highest effective priority first, FIFO within a level,
-/// aging against starvation, `unique` requests (and the queue's own credential refresh) alone.
+/// aging against starvation, `unique` requests alone; the queue's own credential refresh holds
+/// new requests back until it ends, beside the ones already in flight.
 /// At most one request of each `RequestKind` and at most `maximumConcurrent` requests are in flight.
 ///
 /// **Credentials.** When `Policy.classify` says `.credentialExpired`, the request is parked
@@ -277,7 +278,8 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
             }
         case .refresh(let token, let expired, let generation, let context):
             WorkContext.run(context) {
-                self.coordinateRefresh(token: token, expired: expired, generation: generation, refusals: 0)
+                self.coordinateRefresh(
+                    token: token, expired: expired, generation: generation, refusals: 0, context: context)
             }
         case .notify(let observer, let state):
             observer(state)
@@ -318,8 +320,15 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
 
     /// Refresh `token`: asks the coordinator for a lease on `generation`, then refreshes and
     /// publishes, or adopts the credential another holder published. `refusals`: publishes of
-    /// this refresh refused so far.
-    private func coordinateRefresh(token: UInt64, expired: Credential, generation: UInt64, refusals: Int) {
+    /// this refresh refused so far. `context`: the first parked request's (see `WorkContext`).
+    ///
+    /// `Policy.refresh` runs in `context` however the lease arrives: the grant may come inline on
+    /// the thread of another queue sharing the coordinator (its release, in its request's
+    /// context), from the coordinator's expiry check (in none), or on any thread of a coordinator
+    /// across processes; so the context is restored here, not inherited from that thread.
+    private func coordinateRefresh(
+        token: UInt64, expired: Credential, generation: UInt64, refusals: Int, context: WorkContext.Captured?
+    ) {
         self.coordinator.acquire(replacing: generation) { grant in
             switch grant {
             case .failure(let error):
@@ -332,7 +341,9 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
             case .success(.lease(let lease)):
                 // The policy runs on the scheduler: at once when the lease came inline.
                 let refresh: @Sendable () -> Void = {
-                    self.refresh(token: token, expired: expired, under: lease, refusals: refusals)
+                    WorkContext.run(context) {
+                        self.refresh(token: token, expired: expired, under: lease, refusals: refusals, context: context)
+                    }
                 }
                 if self.scheduler.isCurrent { return refresh() }
                 do throws(SchedulingError) {
@@ -345,8 +356,12 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         }
     }
 
-    /// Calls `Policy.refresh` under `lease` and publishes what it gives. On the scheduler.
-    private func refresh(token: UInt64, expired: Credential, under lease: CredentialLease, refusals: Int) {
+    /// Calls `Policy.refresh` under `lease` and publishes what it gives. On the scheduler, in
+    /// `context`.
+    private func refresh(
+        token: UInt64, expired: Credential, under lease: CredentialLease, refusals: Int,
+        context: WorkContext.Captured?
+    ) {
         // Given up meanwhile (timed out, shut down): the next holder may take the lease now.
         guard self.state.withLock({ $0.credentials.isRunning(token) }) else { return self.coordinator.release(lease) }
         self.policy.refresh(expired) { result in
@@ -369,7 +384,8 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
                         // Superseded: ask again, for the credential that won.
                         guard self.state.withLock({ $0.credentials.isRunning(token) }) else { return }
                         self.coordinateRefresh(
-                            token: token, expired: expired, generation: lease.generation, refusals: refusals + 1)
+                            token: token, expired: expired, generation: lease.generation, refusals: refusals + 1,
+                            context: context)
                     }
                 }
             }

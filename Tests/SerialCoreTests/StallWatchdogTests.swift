@@ -134,4 +134,44 @@ struct StallWatchdogTests {
             eventually { !currentThreadNames().contains(label) && watchdogThreads() <= before },
             "a thread outlived its watchdog or queue")
     }
+
+    /// A look copies the watched set, unlocks, then arms each idle queue in its copy. A
+    /// `stopWatching` that lands in between (it disarms the queue) must not be undone by the
+    /// look: a queue armed for a watchdog that no longer watches it holds that watchdog alive,
+    /// keeps its lock-free `sync` door closed and would wake it for nothing. The look is held at
+    /// that point by a hook, so the race happens every time.
+    @Test(arguments: QueueMode.allCases)
+    func stopWatchingWhileALookIsUnderWayLeavesTheQueueUnarmed(mode: QueueMode) async {
+        let watchdog = StallWatchdog(runningThreshold: .seconds(60), checkInterval: .milliseconds(1)) { _ in }
+        let queue = mode.queue(label: "unwatched-\(mode)")
+        let sampling = TestSemaphore()
+        let proceed = TestSemaphore()
+        let ended = TestSemaphore()
+        let held = TestFlag()
+        let (lookHeld, lookEnded) = await offThePool { () -> (Bool, Bool) in
+            watchdog._setLookHook { phase in
+                switch phase {
+                case .willSample(let queues):
+                    // Only the first look that copied the queue (an earlier one may have found none).
+                    guard queues > 0, !held.isSet else { return }
+                    held.set()
+                    sampling.signal()
+                    _ = proceed.wait(timeout: .seconds(30))
+                case .ended:
+                    if held.isSet { ended.signal() }  // the held look's end: looks run one at a time
+                }
+            }
+            watchdog.watch(queue)  // wakes the watchdog: it looks within a millisecond
+            guard sampling.wait(timeout: .seconds(20)) else { return (false, false) }
+            watchdog.stopWatching(queue)
+            proceed.signal()
+            return (true, ended.wait(timeout: .seconds(20)))
+        }
+        #expect(lookHeld, "the watchdog never looked at the watched queue")
+        #expect(lookEnded, "the held look never ended")
+        #expect(!queue._isArmed(for: watchdog), "the look re-armed a queue its watchdog no longer watches")
+        watchdog._setLookHook(nil)
+        watchdog.stop()
+        #expect(!queue._isArmed(for: watchdog), "a stopped watchdog is still armed on a queue")
+    }
 }

@@ -145,4 +145,110 @@ struct WorkContextTests {
         #expect(values.filter { $0.hasPrefix("completion") || $0.hasPrefix("state") }.sorted()
             == ["completion1:t6", "completion2:t7", "state2:t7"], "\(values)")
     }
+
+    @Test func runBodiesRunWithTheAwaitingTasksContext() async {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        for mode in QueueMode.allCases {
+            let queue = mode.queue(label: "context-run-\(mode)")
+            let inside = await Self.$trace.withValue("t9") { await queue.run { Self.trace } }
+            #expect(inside == "t9", "\(mode)")
+            #expect(await queue.run { Self.trace } == nil, "\(mode): a run without a context inherited one")
+        }
+    }
+
+    // MARK: A refresh shared through a coordinator
+
+    struct Denied: Error {}
+
+    /// A queue on `scheduler` that shares `coordinator`, whose refreshes are recorded as
+    /// `"refresh<name>"` and answered by `answer`.
+    static func sharingQueue(
+        _ name: String, seen: Seen, scheduler: VirtualScheduler, coordinator: LocalCredentialCoordinator<Int>,
+        answer: @escaping @Sendable (Int, @escaping @Sendable (Result<Int, any Error>) -> Void) -> Void
+    ) -> RequestQueue<TracedTransport> {
+        let policy = RequestQueue<TracedTransport>.Policy(
+            classify: { _, outcome in (try? outcome.get()) == 401 ? .credentialExpired : .success },
+            refresh: { expired, done in
+                seen.record("refresh\(name)")
+                answer(expired, done)
+            })
+        return RequestQueue(
+            transport: TracedTransport(seen: seen), credential: 0, policy: policy, coordinator: coordinator,
+            scheduler: scheduler)
+    }
+
+    /// Two queues share a coordinator; A's request (trace tA) takes the lease, B's (trace tB)
+    /// waits behind it. When A's refresh fails and releases the lease, B's grant arrives inline
+    /// on the thread that released (in A's context): B's refresh must still run in tB.
+    @Test func aRefreshGrantedByAnotherQueuesReleaseRunsInItsOwnParkedRequestsContext() {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        let scheduler = VirtualScheduler()
+        let seen = Seen()
+        let coordinator = LocalCredentialCoordinator<Int>(scheduler: scheduler, leaseDuration: .seconds(10))
+        // A's refresh endpoint answers later, on a callback that carries its caller's context.
+        let a = Self.sharingQueue("A", seen: seen, scheduler: scheduler, coordinator: coordinator) { _, done in
+            _ = try? scheduler.schedule(after: .milliseconds(5), WorkContext.bind { done(.failure(Denied())) })
+        }
+        let b = Self.sharingQueue("B", seen: seen, scheduler: scheduler, coordinator: coordinator) { expired, done in
+            done(.success(expired + 1))
+        }
+        Self.$trace.withValue("tA") { a.submit(1) { _ in seen.record("completion1") } }
+        Self.$trace.withValue("tB") { b.submit(2) { _ in seen.record("completion2") } }
+        scheduler.advance(by: .seconds(1))
+        let values = seen.recorder.values
+        #expect(values.filter { $0.hasPrefix("refresh") } == ["refreshA:tA", "refreshB:tB"], "\(values)")
+        #expect(values.filter { $0.hasPrefix("completion") }.sorted() == ["completion1:tA", "completion2:tB"])
+    }
+
+    /// As above, but A's refresh never answers: B gets the lease when A's expires, from the
+    /// coordinator's expiry check (no request's context): B's refresh must still run in tB.
+    @Test func aRefreshGrantedWhenAnotherQueuesLeaseExpiresRunsInItsOwnParkedRequestsContext() {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        let scheduler = VirtualScheduler()
+        let seen = Seen()
+        let coordinator = LocalCredentialCoordinator<Int>(scheduler: scheduler, leaseDuration: .seconds(1))
+        let a = Self.sharingQueue("A", seen: seen, scheduler: scheduler, coordinator: coordinator) { _, _ in }
+        let b = Self.sharingQueue("B", seen: seen, scheduler: scheduler, coordinator: coordinator) { expired, done in
+            done(.success(expired + 1))
+        }
+        Self.$trace.withValue("tA") { a.submit(1) { _ in } }
+        Self.$trace.withValue("tB") { b.submit(2) { _ in seen.record("completion2") } }
+        scheduler.advance(by: .seconds(2))
+        let values = seen.recorder.values
+        #expect(values.filter { $0.hasPrefix("refresh") } == ["refreshA:tA", "refreshB:tB"], "\(values)")
+        #expect(values.filter { $0.hasPrefix("completion") } == ["completion2:tB"], "\(values)")
+        withExtendedLifetime(a) {}
+    }
+
+    /// B's publish is refused (its lease expired and another holder took one): B asks again, and
+    /// the lease it then gets arrives from that holder's release on the test's thread. The
+    /// refresh made under it must run in B's request's context too.
+    @Test func aRefreshAfterARefusedPublishRunsInItsParkedRequestsContext() {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        let scheduler = VirtualScheduler()
+        let seen = Seen()
+        let coordinator = LocalCredentialCoordinator<Int>(scheduler: scheduler, leaseDuration: .seconds(1))
+        // The refresh endpoint answers after 2 s, on a callback with no context.
+        let b = Self.sharingQueue("B", seen: seen, scheduler: scheduler, coordinator: coordinator) { expired, done in
+            _ = try? scheduler.schedule(after: .seconds(2)) { done(.success(expired + 1)) }
+        }
+        Self.$trace.withValue("tB") { b.submit(2) { _ in seen.record("completion2") } }
+        scheduler.advance(by: .milliseconds(1500))  // B's lease expired at 1 s: another holder takes one
+        let other = LockedValue<CredentialLease?>(nil)
+        coordinator.acquire(replacing: 0) { grant in
+            if case .success(.lease(let lease)) = grant { other.withLock { $0 = lease } }
+        }
+        let lease = other.withLock { $0 }
+        #expect(lease != nil, "the other holder got no lease")
+        scheduler.advance(by: .milliseconds(700))  // 2.2 s: B's publish was refused; it waits behind the lease
+        if let lease { coordinator.release(lease) }
+        scheduler.advance(by: .seconds(3))
+        let values = seen.recorder.values
+        #expect(values.filter { $0.hasPrefix("refresh") } == ["refreshB:tB", "refreshB:tB"], "\(values)")
+        #expect(values.filter { $0.hasPrefix("completion") } == ["completion2:tB"], "\(values)")
+    }
 }

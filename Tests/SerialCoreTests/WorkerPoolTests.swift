@@ -185,6 +185,62 @@ struct WorkerPoolTests {
         #expect(count <= 64, "\(count) items of busy queues started after the delayed work fell due (a turn is 64)")
     }
 
+    /// Delayed work that falls due while a thread runs a chain of `next`-slot hops (two queues
+    /// handing batches of 64 items to each other, each turn making the other runnable) runs
+    /// after the current turn, not at the end of the chain. Counted in items, not time: the
+    /// chain is held in its first hop until the due queue waits in the run queue.
+    @Test func delayedWorkThatFallsDueDuringAChainOfHopsRunsAfterTheCurrentTurn() async {
+        let pool = WorkerPool(threads: 1, label: "pool-hops")
+        let ping = SerialQueue(label: "ping", pool: pool)
+        let pong = SerialQueue(label: "pong", pool: pool)
+        let delayed = SerialQueue(label: "hop-due", pool: pool)
+        let rounds = 100  // more turns than the 64 hops a chain may take in a row
+        let itemsRun = TestCounter()
+        let ranAfterItems = LockedValue<Int?>(nil)
+        let inChain = TestSemaphore()
+        let gate = TestSemaphore()
+        let delayedRan = TestSemaphore()
+        let chainDone = TestSemaphore()
+        /// Posts round `round`'s batch of 64 items (even rounds to pong, odd to ping); its last
+        /// item posts the next round's.
+        @Sendable func post(round: Int) {
+            let queue = round % 2 == 0 ? pong : ping
+            for index in 0..<64 {
+                queue.async {
+                    if round == 0 && index == 0 {
+                        inChain.signal()
+                        _ = gate.wait(timeout: .seconds(30))
+                    }
+                    _ = itemsRun.increment()
+                    guard index == 63 else { return }
+                    if round + 1 < rounds { post(round: round + 1) } else { chainDone.signal() }
+                }
+            }
+        }
+        let outcome = await offThePool { () -> String? in
+            // Posted from a turn of ping, round 0 goes to the thread's `next` slot: a chain starts.
+            ping.async { post(round: 0) }
+            guard inChain.wait(timeout: .seconds(20)) else { return "the chain never started" }
+            delayed.asyncAfter(delay: .milliseconds(1)) {
+                ranAfterItems.withLock { $0 = itemsRun.value }
+                delayedRan.signal()
+            }
+            guard eventually(timeout: .seconds(20), { pool._runQueueCount > 0 }) else {
+                gate.signal()
+                return "the delayed work never fell due"
+            }
+            gate.signal()
+            guard delayedRan.wait(timeout: .seconds(20)) else { return "the delayed work never ran" }
+            guard chainDone.wait(timeout: .seconds(20)) else { return "the chain never ended" }
+            return nil
+        }
+        #expect(outcome == nil, "\(outcome ?? "")")
+        let before = ranAfterItems.withLock { $0 }
+        // The held turn had 64 items; every item after them ran late.
+        #expect(
+            before.map { $0 <= 64 } == true, "the due work ran after \(before ?? -1) items of the chain (a turn is 64)")
+    }
+
     @Test func anIdlePooledQueueCanBeReleasedWhileItsTimerIsArmed() {
         let pool = WorkerPool(threads: 1, label: "pool-arm")
         for index in 0..<200 {

@@ -74,6 +74,30 @@ struct RequestQueueCredentialTests {
         #expect(harness.server.sentNames == ["login", "login", "other"])
     }
 
+    /// What `RequestPriority` says of the queue's own refresh: it does not wait for the requests
+    /// already in flight (they were sent with the expired credential and end normally, re-sent at
+    /// once if they meet the expiry after it), but no request starts while it waits or runs.
+    @Test func theRefreshStartsWhileEarlierRequestsAreInFlightAndHoldsBackNewOnesUntilItEnds() {
+        let harness = Harness(TestQueue.Configuration(maximumConcurrent: 4, agingInterval: nil))
+        harness.submit("slow", latency: .seconds(1))
+        harness.submit("fast")
+        harness.run()
+        harness.server.expireToken()
+        harness.advance(.milliseconds(15))  // fast met the expired credential at 10 ms
+        let refreshStarts = harness.server.state.withLock { $0.refreshStartedAt }.map { harness.start.duration(to: $0) }
+        #expect(refreshStarts == [.milliseconds(10)], "the refresh waited for the request in flight")
+        #expect(harness.server.inFlight == 1, "slow is still in flight beside the refresh")
+        harness.submit("late")
+        harness.advance(.milliseconds(10))  // 25 ms: the refresh (20 ms) still runs
+        #expect(harness.sendTimes("late").isEmpty, "a request started while the refresh ran")
+        harness.advance(.seconds(2))
+        #expect(harness.sendTimes("late") == [.milliseconds(30)])
+        #expect(harness.sendTimes("fast") == [.zero, .milliseconds(30)])
+        #expect(harness.sendTimes("slow") == [.zero, .seconds(1)], "slow met the old credential: re-sent at once")
+        #expect(harness.server.refreshCalls == 1)
+        for tag in ["slow", "fast", "late"] { #expect(harness.recorder.only(tag)?.isSuccess == true, "\(tag)") }
+    }
+
     @Test func whenTheRefreshFailsEachParkedRequestFailsOnceWithItsError() {
         let harness = Harness(TestQueue.Configuration(maximumConcurrent: 50, agingInterval: nil))
         harness.server.state.withLock { $0.refreshScript = [false, true] }

@@ -1,8 +1,8 @@
 import Synchronization
 
 /// Carries a context (a trace, a request id, a tenant) from the code that submits work to the
-/// work itself, across every hop this library makes: `async` and `asyncAfter` work, timer
-/// callbacks, countdown handlers, poll queries and request attempts run with the context their
+/// work itself, across every hop this library makes: `async` and `asyncAfter` work, `run` bodies,
+/// timer callbacks, countdown handlers, poll queries and request attempts run with the context their
 /// submitter had. The core knows nothing of what a context is: an integration installs how to
 /// capture the current one and how to restore it (the integrations package does this for
 /// swift-distributed-tracing's `ServiceContext`). Executor jobs need nothing: a task carries its

@@ -60,6 +60,9 @@ extension SerialQueue: SerialExecutor, TaskExecutor {
     /// Runs `body` on the queue and returns its result to the awaiting task, without blocking a
     /// cooperative thread: the task suspends until the worker has run `body`.
     ///
+    /// `body` runs with the awaiting task's `WorkContext` in place, as `async` work runs with its
+    /// submitter's: a trace is not lost across the hop.
+    ///
     /// On a bounded queue (`maximumQueued`) that is full, `body` is admitted over the bound, as
     /// executor jobs are: waiting for room would block the caller's cooperative thread, and a
     /// few such waits stop every task of the process (a deadlock if the queue's work awaits one).
@@ -71,7 +74,8 @@ extension SerialQueue: SerialExecutor, TaskExecutor {
             let work: @Sendable () -> Void = {
                 continuation.resume(returning: Result { () throws(E) -> T in try body() })
             }
-            self.core.submit(.closure(work), bounded: false, operation: "run")
+            // Captured here, in the awaiting task (its task-locals), as `async` does.
+            self.core.submit(.closure(WorkContext.bind(work)), bounded: false, operation: "run")
         }
         return try result.get()
     }

@@ -10,4 +10,9 @@ extension SerialQueue {
     package var _roomWaiters: Int {
         self.core.mutex.withLock { self.core.state.roomWaiters }
     }
+
+    /// Whether this queue is armed to wake `watchdog` when it gets work.
+    package func _isArmed(for watchdog: StallWatchdog) -> Bool {
+        self.core.mutex.withLock { self.core.state.armedWatchdogs.contains(watchdog.core) }
+    }
 }

@@ -35,6 +35,11 @@ struct ArmedWatchdogs {
         return self.others.remove(at: index)
     }
 
+    /// Whether `watchdog` is armed (tests).
+    func contains(_ watchdog: StallWatchdog.Core) -> Bool {
+        self.first === watchdog || self.others.contains(where: { $0 === watchdog })
+    }
+
     /// Takes every armed watchdog, leaving none, for the caller to wake after unlocking.
     @inline(__always)
     mutating func takeAll() -> ArmedWatchdogs {

@@ -19,8 +19,16 @@ extension StallWatchdog {
         /// A queue got work since the current look began (so the look must not lead to sleep).
         private var sawWork = false
         private var isStopped = false
+        /// A look is sampling its copy of `watched` (and arming the idle queues in it), unlocked.
+        private var isLooking = false
+        /// Queues `stopWatching` removed while a look was sampling: that look may arm them after
+        /// their disarm, so it disarms them again as it ends.
+        private var unwatchedDuringLook: Set<ObjectIdentifier> = []
         /// How many looks were made (for tests: an idle set must not keep this moving).
         private(set) var looks = 0
+        /// Tests: called on the watchdog's thread, without the lock, as each look is about to sample
+        /// the queues it copied (a test can stop watching one there) and once the look has ended.
+        private var lookHook: (@Sendable (_LookPhase) -> Void)? = nil
 
         init(detector: StallDetector, intervalNanoseconds: UInt64, report: @escaping @Sendable (Stall) -> Void) {
             self.template = detector
@@ -39,7 +47,10 @@ extension StallWatchdog {
 
         func stopWatching(_ queue: QueueCore) {
             let id = ObjectIdentifier(queue)
-            self.mutex.withLock { self.watched.removeAll { $0.id == id } }
+            self.mutex.withLock {
+                self.watched.removeAll { $0.id == id }
+                if self.isLooking { self.unwatchedDuringLook.insert(id) }
+            }
             queue.disarmWatchdog(self)
         }
 
@@ -65,6 +76,26 @@ extension StallWatchdog {
 
         var isAsleepForTesting: Bool { self.mutex.withLock { self.isAsleep } }
 
+        func setLookHook(_ hook: (@Sendable (_LookPhase) -> Void)?) {
+            self.mutex.withLock { self.lookHook = hook }
+        }
+
+        /// Under the lock, as a look ends: the queues of its copy that `stopWatching` removed while
+        /// it sampled them and that are not watched again. The look may have armed them after
+        /// `stopWatching` disarmed them; the caller disarms them again after unlocking, or they
+        /// would stay armed for a watchdog that does not watch them (holding it alive, keeping
+        /// their lock-free door closed, waking it for nothing). A `stopWatching` after this point
+        /// disarms after every arm of the look.
+        private func endLook(copied: [(ObjectIdentifier, QueueCore?)]) -> [QueueCore] {
+            self.isLooking = false
+            guard !self.unwatchedDuringLook.isEmpty else { return [] }
+            var removed = self.unwatchedDuringLook
+            self.unwatchedDuringLook = []
+            for watched in self.watched { removed.remove(watched.id) }  // watched again since
+            guard !removed.isEmpty else { return [] }
+            return copied.compactMap { id, queue in removed.contains(id) ? queue : nil }
+        }
+
         private func wakeIfAsleep() {
             if self.isAsleep {
                 self.isAsleep = false
@@ -88,7 +119,10 @@ extension StallWatchdog {
                 self.looks += 1
                 self.sawWork = false
                 let queues = self.watched.map { ($0.id, $0.queue) }
+                let hook = self.lookHook
+                self.isLooking = true
                 self.mutex.unlock()
+                hook?(.willSample(queues: queues.count))
 
                 var samples: [ObjectIdentifier: StallSample] = [:]
                 var allIdle = true
@@ -101,6 +135,7 @@ extension StallWatchdog {
                 let now = ClockReads.monotonicNanoseconds()
 
                 self.mutex.lock()
+                let unwatched = self.endLook(copied: queues)
                 var stalls: [Stall] = []
                 self.watched.removeAll { $0.queue == nil }
                 for index in self.watched.indices {
@@ -108,12 +143,19 @@ extension StallWatchdog {
                     stalls += self.watched[index].detector.observe(sample, now: now)
                 }
                 if allIdle && !self.sawWork { self.isAsleep = true }
-                if !stalls.isEmpty {
+                if !stalls.isEmpty || !unwatched.isEmpty {
                     self.mutex.unlock()
+                    // After every other step of the look: nothing of it arms them again.
+                    for queue in unwatched { queue.disarmWatchdog(self) }
                     for stall in stalls {
                         self.report(stall)
                         if self.mutex.withLock({ self.isStopped }) { break }  // stopped from the report
                     }
+                    self.mutex.lock()
+                }
+                if let hook {
+                    self.mutex.unlock()
+                    hook(.ended)
                     self.mutex.lock()
                 }
             }

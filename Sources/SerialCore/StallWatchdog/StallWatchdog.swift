@@ -106,7 +106,8 @@ public final class StallWatchdog: Sendable {
         self.core.watch(queue.core)
     }
 
-    /// Stops watching `queue`.
+    /// Stops watching `queue`: it is no longer armed to wake this watchdog (a look under way,
+    /// which may arm it once more, disarms it again as it ends).
     public func stopWatching(_ queue: SerialQueue) {
         self.core.stopWatching(queue.core)
     }
@@ -132,4 +133,18 @@ extension StallWatchdog {
 
     /// Whether the watchdog sleeps with no deadline, waiting for a watched queue to get work.
     package var _isAsleep: Bool { self.core.isAsleepForTesting }
+
+    /// Calls `hook` on the watchdog's thread as each look is about to sample its copy of the
+    /// watched queues (`.willSample`, before it arms any) and as it ends (`.ended`); `nil` removes it.
+    package func _setLookHook(_ hook: (@Sendable (_LookPhase) -> Void)?) {
+        self.core.setLookHook(hook)
+    }
+
+    /// Where a look is, for `_setLookHook`.
+    package enum _LookPhase: Sendable {
+        /// About to sample (and arm) the `queues` queues it copied.
+        case willSample(queues: Int)
+        /// Done: samples taken, stalls reported.
+        case ended
+    }
 }

@@ -9,7 +9,8 @@ import Synchronization
 final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by `mutex`
     /// The most items one turn takes from a queue, so one busy queue cannot hold a thread for long.
     static let batchLimit = 64
-    /// The most same-thread hops through `next` in a row before the thread looks at the run queue.
+    /// The most same-thread hops through `next` in a row before the thread looks at the run queue
+    /// (due delayed work waiting there ends a chain at once: see `runTurns`).
     static let consecutiveHopLimit = 64
     /// A pooled queue's FIFO starts this small: many thousands of them may exist at once.
     static let initialQueueCapacity = 1
@@ -26,6 +27,8 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     let timers: PoolTimers
     /// `state.runQueue.count`, stored under the lock, read without it by spinning threads.
     private let runnableHint = Atomic<Int>(0)
+    /// `state.dueAtHead`, stored under the lock, read without it by a thread between two hops.
+    private let dueHint = Atomic<Int>(0)
     /// Threads out of work (looking for it, spinning, or idle), changed under the lock and read
     /// without it by a thread filling its `next` slot (see `PoolWorker`).
     private let freeCount = Atomic<Int>(0)
@@ -105,6 +108,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         self.mutex.lock()
         let worker = self.state.enqueue(core, ahead: ahead, callerWillDequeue: callerWillDequeue)
         self.runnableHint.store(self.state.runQueue.count, ordering: .releasing)
+        if ahead { self.dueHint.store(self.state.dueAtHead, ordering: .releasing) }
         self.mutex.unlock()
         // After unlocking: the worker is retained here, and it waits for `isWoken`, set above.
         worker?.wakeUp.signal()
@@ -217,6 +221,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         }
         guard let runnable = found else { return nil }
         self.runnableHint.store(self.state.runQueue.count, ordering: .relaxed)
+        self.dueHint.store(self.state.dueAtHead, ordering: .relaxed)
         if isFree {
             isFree = false
             self.freeCount.subtract(1, ordering: .sequentiallyConsistent)
@@ -224,7 +229,10 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         return runnable
     }
 
-    /// Runs one turn of `core`, then of each queue its work put in this thread's `next` slot.
+    /// Runs one turn of `core`, then of each queue its work put in this thread's `next` slot: at
+    /// most `consecutiveHopLimit` hops in a row, and none once a queue whose delayed work fell due
+    /// waits at the head of the run queue. The `next` queue then goes to the run queue's tail and
+    /// this thread looks at its head: due work waits for the rest of one turn, not for a chain.
     private func runTurns(startingWith core: QueueCore, on worker: PoolWorker, stack: CurrentQueueStack) {
         worker.isInTurn = true
         var current = core
@@ -233,8 +241,8 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
             current.runPooledTurn(on: worker, stack: stack)
             guard let next = worker.takeNext() else { break }
             hops += 1
-            if hops >= Self.consecutiveHopLimit {
-                // Let the queues waiting in the run queue have this thread too.
+            if hops >= Self.consecutiveHopLimit || self.dueHint.load(ordering: .acquiring) > 0 {
+                // Let the queues waiting in the run queue (due ones first) have this thread too.
                 self.enqueue(next, callerWillDequeue: true)
                 break
             }

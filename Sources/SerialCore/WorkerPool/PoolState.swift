@@ -6,7 +6,8 @@
 ///   task jobs, which are not serial, may be there any number of times);
 ///   an idle worker is in `idleWorkers` exactly while it waits for `isWoken`; `threadCount -
 ///   blockedCount` threads are free to run turns, and the pool adds threads while fewer than
-///   `width` are, so a pool thread blocked in a `sync` never starves the queue it waits for.
+///   `width` are, so a pool thread blocked in a `sync` never starves the queue it waits for;
+///   `dueAtHead <= runQueue.count`.
 struct PoolState {
     /// How many threads the pool keeps free to run queues.
     let width: Int
@@ -33,6 +34,10 @@ struct PoolState {
     /// Threads watching the run queue for a few microseconds before sleeping: enqueuing for
     /// them needs no wake-up.
     private(set) var spinningCount = 0
+    /// Queues whose delayed work fell due, waiting at the head of the run queue (they are its
+    /// first `dueAtHead` entries: put there with `ahead`, and taken first). A thread running a
+    /// chain of `next` hops ends it while this is positive.
+    private(set) var dueAtHead = 0
 
     init(width: Int) {
         self.width = width
@@ -78,7 +83,12 @@ struct PoolState {
 
     /// Adds a runnable queue or task job; see `enqueue(_:ahead:callerWillDequeue:)`.
     mutating func enqueue(_ runnable: PoolRunnable, ahead: Bool, callerWillDequeue: Bool) -> PoolWorker? {
-        if ahead { self.runQueue.prepend(runnable) } else { self.runQueue.append(runnable) }
+        if ahead {
+            self.runQueue.prepend(runnable)
+            self.dueAtHead += 1
+        } else {
+            self.runQueue.append(runnable)
+        }
         // Threads that will look at the run queue anyway: the caller, and the spinning ones.
         let lookers = self.spinningCount + (callerWillDequeue ? 1 : 0)
         if self.runQueue.count <= lookers { return nil }
@@ -103,7 +113,9 @@ struct PoolState {
 
     /// Takes the queue or job at the head of the run queue.
     mutating func dequeue() -> PoolRunnable? {
-        self.runQueue.popFirst()
+        guard let runnable = self.runQueue.popFirst() else { return nil }
+        if self.dueAtHead > 0 { self.dueAtHead -= 1 }
+        return runnable
     }
 
     /// Whether no thread is left to run a job (the pool has stopped).

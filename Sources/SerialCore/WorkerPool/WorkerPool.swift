@@ -21,9 +21,10 @@ import Glibc
 /// unless a spinning one will look. One made runnable by work on a pool thread (`B.async` from
 /// A's work, or a `sync` on B that returns) goes there too if any other thread is free; while
 /// every other thread is busy it waits in the posting thread's `next` slot and runs on that
-/// thread right after A's turn (at most 64 such hops in a row), unless a thread that runs out of
-/// work first takes it from there. So `B.async` from work on A runs on another thread while A's
-/// work goes on, if one is free or frees up; with none, right after A's turn.
+/// thread right after A's turn (at most 64 such hops in a row, none while due delayed work waits
+/// for a thread: below), unless a thread that runs out of work first takes it from there. So
+/// `B.async` from work on A runs on another thread while A's work goes on, if one is free or
+/// frees up; with none, right after A's turn.
 ///
 /// **Blocking.** A pool thread that blocks in this library's own waits (a `sync` on a busy queue,
 /// room in a bounded queue, a `shutdown` or release waiting for a queue to drain) is replaced by
@@ -35,8 +36,10 @@ import Glibc
 /// **Delayed work** of idle pooled queues is woken by one timer thread per pool, which sleeps
 /// until the earliest deadline (without a deadline when none is armed); `asyncAfter` on an idle
 /// queue arms it at once. Work that falls due goes to the head of the run queue, ahead of the
-/// queues waiting for a thread: never early, and when every pool thread is busy it is late by at
-/// most the rest of one turn (64 items of one queue). Delayed work of a queue that is itself busy
+/// queues waiting for a thread, and a thread running a chain of `next` hops breaks the chain for
+/// it after its current turn (the `next` queue goes to the run queue's tail): never early, and
+/// when every pool thread is busy it is late by at most the rest of one turn (64 items of one
+/// queue) behind the work that fell due before it. Delayed work of a queue that is itself busy
 /// joins its FIFO at its next turn.
 ///
 /// **Lifetime.** The pool lives while its handle or any queue created on it does. `shutdown`
