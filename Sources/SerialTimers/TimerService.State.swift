@@ -40,7 +40,7 @@ extension TimerService {
     ///   `nextWakeTick`, the heap's earliest deadline); `armGeneration` identifies it, and a
     ///   wake-up carrying another generation is stale and does nothing.
     ///   `backlog[backlogHead...]` holds due timers not yet run, oldest first, and a follow-up
-    ///   turn is posted while it is non-empty.
+    ///   turn is posted while it is non-empty; `madePreciseDue` names only timers in it.
     struct State {
         let wheel: Wheel
         /// Timers with a tolerance under one tick, by exact deadline.

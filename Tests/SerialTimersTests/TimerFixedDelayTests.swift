@@ -88,7 +88,9 @@ struct TimerFixedDelayTests {
         let tolerance: Duration?
         let firesAfter: Duration
 
-        var testDescription: String { "\(self.start.rawValue), re-armed with \(self.tolerance.map { "\($0)" } ?? "nil")" }
+        var testDescription: String {
+            "\(self.start.rawValue), re-armed with \(self.tolerance.map { "\($0)" } ?? "nil")"
+        }
 
         static let all: [Rearm] = [
             Rearm(start: .defaultTolerance, tolerance: nil, firesAfter: .milliseconds(100)),
