@@ -5,7 +5,7 @@ import SerialTimers
 /// so virtual deadlines are kept exactly) and the count of its sleepers.
 struct VirtualClockParts {
     let clock: WheelClock
-    /// +1 for each sleep armed, -1 for each that ended.
+    /// +1 for each sleep once its timer is armed, -1 for each of those that ended.
     let sleepers: CallbackRecorder<Int>
 }
 
@@ -44,7 +44,7 @@ extension VirtualScheduler {
         }
     }
 
-    /// How many tasks sleep on `clock` now.
+    /// How many tasks sleep on `clock` now, their timers armed.
     public var sleeperCount: Int {
         let sleepers = self.clockParts.withLock { $0?.sleepers }
         return sleepers?.values.reduce(0, +) ?? 0
@@ -52,6 +52,8 @@ extension VirtualScheduler {
 
     /// Suspends until at least `count` tasks sleep on `clock`, without sleeping itself: the
     /// way a test knows the code under test has reached its `sleep` before it advances time.
+    /// A sleep counts once its timer is armed, so an advance made after this returns ends every
+    /// counted sleep whose deadline it reaches.
     ///
     /// - Throws: ``RecorderTimeout`` when `timeout` (real time) passes first, naming how many
     ///   sleep; `CancellationError` when the waiting task is cancelled.

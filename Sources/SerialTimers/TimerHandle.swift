@@ -44,9 +44,11 @@ public struct TimerHandle: Sendable {
     /// example keeps it in a `Mutex`).
     ///
     /// **Tolerance.** `nil` keeps the timer's tolerance; a value sets it, as in
-    /// `TimerService.schedule(after:tolerance:_:)`. A timer scheduled without one has no room
-    /// to keep more than a tick: given less it is precise from now on; given a tick or more it
-    /// keeps its one tick, which is inside that window too (never early, only less coalesced).
+    /// `TimerService.schedule(after:tolerance:_:)`. The rule is the same whether the timer is
+    /// pending or re-armed from its own callback. A timer scheduled without one has no room
+    /// to keep more than a tick: given less it is precise from now on (a later `nil` keeps it
+    /// precise); given a tick or more it keeps its one tick, which is inside that window too
+    /// (never early, only less coalesced).
     ///
     /// - Complexity: O(1), one lock acquisition, no allocation; a scheduler call only when
     ///   the new window ends before the armed wake-up. A precise timer: O(log p).

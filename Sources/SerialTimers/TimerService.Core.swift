@@ -121,11 +121,11 @@ extension TimerService {
                 state.reschedule(timer, to: deadline, tolerance: tolerance, nowTick: nowTick)
             }
             // Fired: re-armed only from its own running callback (fixed delay).
-            guard case .firedAtOldDeadline = outcome, let callback = self.runningCallback(of: timer) else {
+            guard case .firedAtOldDeadline = outcome, let firing = self.runningFiring(of: timer) else {
                 return outcome
             }
             return self.rearmTrip(timer) { state in
-                state.rearmFired(timer, callback: callback, to: deadline, nowTick: nowTick)
+                state.rearmFired(firing, to: deadline, tolerance: tolerance, nowTick: nowTick)
             }
         }
 
@@ -144,14 +144,14 @@ extension TimerService {
             return outcome
         }
 
-        /// `timer`'s callback when the caller is that very callback (or code it calls), running
-        /// in a turn of this service: the one case where a fired one-shot timer can be re-armed.
-        private func runningCallback(of timer: Timer) -> Callback? {
+        /// `timer`'s firing when the caller is its very callback (or code it calls), running in
+        /// a turn of this service: the one case where a fired one-shot timer can be re-armed.
+        private func runningFiring(of timer: Timer) -> Firing? {
             // `running` is touched only by this service's turns; `isCurrent` says we are in one.
             guard self.scheduler.isCurrent, let firing = self.running.current, firing.timer === timer else {
                 return nil
             }
-            return firing.callback
+            return firing
         }
 
         func cancel(_ timer: Timer) -> Bool {

@@ -40,7 +40,7 @@ extension TimerService {
     ///   `nextWakeTick`, the heap's earliest deadline); `armGeneration` identifies it, and a
     ///   wake-up carrying another generation is stale and does nothing.
     ///   `backlog[backlogHead...]` holds due timers not yet run, oldest first, and a follow-up
-    ///   turn is posted while it is non-empty.
+    ///   turn is posted while it is non-empty; `madePreciseDue` names only timers in it.
     struct State {
         let wheel: Wheel
         /// Timers with a tolerance under one tick, by exact deadline.
@@ -50,6 +50,9 @@ extension TimerService {
         var backlogHead = 0
         /// Precise timers expired by a wake-up, before they are merged into `backlog`.
         var expiredPrecise: [Timer] = []
+        /// The default timers among the precise ones in `backlog` (made precise by a reschedule;
+        /// a default timer has no field for it), until their turn takes them (`Firing.madePrecise`).
+        var madePreciseDue: Set<ObjectIdentifier> = []
         /// The time of the last wake-up (what a repeating timer's next period is counted from).
         var lastWake = MonotonicInstant(nanoseconds: 0)
         var armedAt: MonotonicInstant? = nil
@@ -139,11 +142,7 @@ extension TimerService {
             self.catchUp(to: nowTick)
             (timer as? RepeatingTimer)?.restart(at: deadline)  // the schedule restarts from the new deadline
             let wasPrecise = self.precise.holds(timer)
-            // Only a `TolerantTimer` keeps a tolerance; a default one given a tolerance is precise
-            // under a tick and keeps its one tick otherwise (inside any window of a tick or more).
-            let stored = tolerance == nil || !(timer is TolerantTimer) ? nil : tolerance
-            let filing = tolerance.map { Filing(tolerance: $0, tickNanoseconds: self.clock.tickNanoseconds) }
-                ?? (wasPrecise ? .precise : .wheel)
+            let (filing, stored) = self.refiling(timer, tolerance: tolerance, wasPrecise: wasPrecise)
             switch (wasPrecise, filing) {
             case (false, .wheel):
                 // Not moved: its window ends no earlier, and the armed wake-up came before that.
@@ -163,19 +162,38 @@ extension TimerService {
         }
 
         /// Re-arms a one-shot timer from inside its own callback (fixed delay): it is pending
-        /// again, with the callback that is running, due at `deadline`. Too late once the
-        /// service stopped (the timer did fire, at its old deadline).
+        /// again, with the callback that is running, due at `deadline`, with a new tolerance
+        /// (nanoseconds) unless `tolerance` is `nil`, by the same rule as `reschedule`. Too late
+        /// once the service stopped (the timer did fire, at its old deadline).
         mutating func rearmFired(
-            _ timer: Timer, callback: Callback, to deadline: MonotonicInstant, nowTick: UInt64
+            _ firing: Firing, to deadline: MonotonicInstant, tolerance: UInt64?, nowTick: UInt64
         ) -> (TimerReschedule, Arm?) {
+            let timer = firing.timer
             guard case .fired = timer.stage, !timer.isWaiting, self.stopReason == nil else {
                 return (.firedAtOldDeadline, nil)
             }
-            timer.stage = .pending(callback.body)
+            let wasPrecise = firing.madePrecise || self.filing(of: timer) == .precise
+            let (filing, stored) = self.refiling(timer, tolerance: tolerance, wasPrecise: wasPrecise)
+            timer.stage = .pending(firing.callback.body)
             timer.deadline = deadline
+            if let stored { (timer as! TolerantTimer).storedTolerance = stored }
             self.fired -= 1  // pending again: it is counted once more when it ends for good
             self.catchUp(to: nowTick)
-            return (.movedToNewDeadline, self.file(timer, self.filing(of: timer)))
+            return (.movedToNewDeadline, self.file(timer, filing))
+        }
+
+        /// A re-arm's tolerance rule, the same whether the timer waits or has just fired: a
+        /// tolerance given sets it, `nil` keeps how the timer was filed (`wasPrecise`). Only a
+        /// `TolerantTimer` stores a tolerance (`stored`); a default one given a tolerance is
+        /// precise under a tick and keeps its one tick otherwise (inside any window of a tick
+        /// or more).
+        private func refiling(
+            _ timer: Timer, tolerance: UInt64?, wasPrecise: Bool
+        ) -> (filing: Filing, stored: UInt64?) {
+            let stored = tolerance == nil || !(timer is TolerantTimer) ? nil : tolerance
+            let filing = tolerance.map { Filing(tolerance: $0, tickNanoseconds: self.clock.tickNanoseconds) }
+                ?? (wasPrecise ? .precise : .wheel)
+            return (filing, stored)
         }
 
         /// Brings an idle wheel up to now (free: nothing is due before the next slot), so an
@@ -226,7 +244,12 @@ extension TimerService {
             let mark = self.backlog.count
             self.wheel.advance(to: nowTick, into: &self.backlog)
             self.precise.expire(upTo: now, into: &self.expiredPrecise)
-            if !self.expiredPrecise.isEmpty { self.mergePrecise(after: mark) }
+            if !self.expiredPrecise.isEmpty {
+                for timer in self.expiredPrecise where !(timer is TolerantTimer) {
+                    self.madePreciseDue.insert(ObjectIdentifier(timer))
+                }
+                self.mergePrecise(after: mark)
+            }
             var turn = Turn()
             self.takeBatch(limit: limit, into: &turn)  // re-files repeating timers first
             return (turn, self.armForNext())
@@ -272,10 +295,12 @@ extension TimerService {
             let now = max(self.clock.instant(ofTick: currentTick), self.lastWake)
             for timer in self.backlog[self.backlogHead..<end] {
                 guard let repeating = timer as? RepeatingTimer else {
+                    let madePrecise =
+                        !self.madePreciseDue.isEmpty && self.madePreciseDue.remove(ObjectIdentifier(timer)) != nil
                     guard let callback = timer.end(.fired) else { continue }  // cancelled while due
                     self.fired += 1
                     if currentTick > self.lastTickOfWindow(timer) { self.late += 1 }
-                    turn.batch.append(Firing(timer: timer, callback: callback))
+                    turn.batch.append(Firing(timer: timer, callback: callback, madePrecise: madePrecise))
                     continue
                 }
                 guard let callback = repeating.callback else { continue }
@@ -358,6 +383,7 @@ extension TimerService {
             self.endedSinceTrim += removed.count
             self.backlog = []
             self.backlogHead = 0
+            self.madePreciseDue = []
             let armed = self.armedWork
             self.armedAt = nil
             self.armedWork = nil

@@ -78,6 +78,9 @@ extension TimerService {
     struct Firing {
         let timer: Timer
         let callback: Callback
+        /// A default timer made precise by a reschedule (it has no field to remember that):
+        /// a re-arm from its callback keeps it precise, as a re-arm while pending would.
+        var madePrecise = false
     }
 
     /// A `schedule(every:)` timer: fixed rate, every deadline computed from the first one

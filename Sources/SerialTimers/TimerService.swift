@@ -29,9 +29,14 @@ import SerialCore
 /// **Threads.** `schedule`, `cancel`, `pendingCount` and `stop` may be called from any thread,
 /// including from callbacks. The wheel sits behind a mutex; decisions are made under it and
 /// scheduler calls and callbacks happen after it is released. Callbacks run on the
-/// scheduler, one at a time, in deadline order (submission order within a tick), at most
-/// `callbacksPerTurn` per scheduler turn: the rest continue in a follow-up turn submitted
-/// with `execute`, so a burst of expiries cannot starve other work on the scheduler.
+/// scheduler, one at a time, in the order their timers fall due: a timer in the wheel at the
+/// tick its deadline rounds up to (submission order within a tick), a precise one at its exact
+/// deadline. That is deadline order to the tick, not exactly: a precise timer may run before a
+/// wheel timer whose deadline is earlier in the same tick. A tolerance never puts a timer
+/// behind one that falls due later: every wake-up fires each timer whose window has begun, in
+/// that order. At most `callbacksPerTurn` run per scheduler turn: the rest continue in a
+/// follow-up turn submitted with `execute`, so a burst of expiries cannot starve other work on
+/// the scheduler.
 ///
 /// **Context.** A callback runs with the `WorkContext` its `schedule` call had (a trace, once an
 /// integration installs one); with nothing installed, scheduling pays one relaxed load for it.

@@ -136,4 +136,33 @@ struct TimerToleranceTests {
         scheduler.advance(by: .seconds(2))
         #expect(handles.allSatisfy { $0.status == .stopped })
     }
+
+    /// The order the docs give: timers run in the order they fall due, a wheel timer at the
+    /// tick its deadline rounds up to (submission order within it), a precise one at its exact
+    /// deadline; not strictly by deadline, and a tolerance never puts a timer behind one that
+    /// falls due later.
+    @Test func callbacksRunInTheOrderTheirTimersFallDueNotStrictlyByDeadline() throws {
+        let scheduler = VirtualScheduler()
+        let timers = TimerService(scheduler: scheduler, tick: .milliseconds(1))
+        let start = scheduler.now
+        let ran = LockedValue<[String]>([])
+        func record(_ name: String) -> @Sendable () -> Void {
+            { ran.withLock { $0.append("\(name) at \(scheduler.now - start)") } }
+        }
+        // Within one tick: the default timers fall due at its end (11 ms), in submission order;
+        // the precise one falls due at its deadline, before them, though its deadline is later.
+        try timers.schedule(after: .microseconds(10_700), record("default 10.7 ms"))
+        try timers.schedule(after: .microseconds(10_300), record("default 10.3 ms"))
+        try timers.schedule(after: .microseconds(10_500), tolerance: .zero, record("precise 10.5 ms"))
+        // A coalesced timer (window [100 ms, 1.1 s]) does not wait behind a precise one due at
+        // 500 ms: that wake-up fires it too, first.
+        try timers.schedule(after: .milliseconds(500), tolerance: .zero, record("precise 500 ms"))
+        try timers.schedule(after: .milliseconds(100), tolerance: .seconds(1), record("coalesced 100 ms"))
+        scheduler.advance(by: .seconds(2))
+        #expect(
+            ran.withLock { $0 } == [
+                "precise 10.5 ms at 0.0105 seconds", "default 10.7 ms at 0.011 seconds",
+                "default 10.3 ms at 0.011 seconds", "coalesced 100 ms at 0.5 seconds", "precise 500 ms at 0.5 seconds",
+            ])
+    }
 }

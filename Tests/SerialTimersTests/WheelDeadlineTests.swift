@@ -90,7 +90,7 @@ struct WheelDeadlineTests {
         #expect(try await outcome.value() == "value 7")
     }
 
-    @Test func aLaterInnerDeadlineArmsNothingAndTheOuterOneGoverns() async throws {
+    @Test func aLaterInnerDeadlineArmsItsOwnTimerAndTheOuterOneGoverns() async throws {
         let scheduler = VirtualScheduler()
         let clock = scheduler.clock
         let outer = clock.now + .seconds(1)
@@ -103,9 +103,10 @@ struct WheelDeadlineTests {
             }
         }
         try await scheduler.waitUntilAsleep(1)
-        #expect(clock.timers.pendingCount == 2, "the later inner deadline armed a timer of its own")
+        #expect(clock.timers.pendingCount == 3, "the outer deadline, the inner one and the sleep")
         scheduler.advance(by: .seconds(1))
         #expect(try await outcome.value() == "exceeded \(outer)")
+        #expect(clock.timers.pendingCount == 0)
     }
 
     @Test func anEarlierInnerDeadlineFiresFirstAndReportsItself() async throws {
@@ -162,5 +163,94 @@ struct WheelDeadlineTests {
         try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
         scheduler.advance(by: .nanoseconds(1))  // a past deadline: the next tick
         #expect(try await outcome.value() == "exceeded \(started)")
+    }
+
+    // MARK: Nesting: every call keeps its own deadline
+
+    /// An unstructured `Task {}` inherits task-locals but not its creator's cancellation: a
+    /// deadline inside it must arm its own timer, even within an earlier outer deadline (whose
+    /// scope is over here before the inner one passes).
+    @Test func aDeadlineInsideAnUnstructuredTaskIsEnforcedWithinAnEarlierOuterDeadline() async throws {
+        let scheduler = VirtualScheduler()
+        let clock = scheduler.clock
+        let inner = clock.now + .milliseconds(300)
+        let innerOutcome = LockedValue<Outcome?>(nil)
+        let outer = Outcome {
+            try await withWheelDeadline(after: .milliseconds(100), clock: clock) {
+                innerOutcome.withLock { slot in
+                    slot = Outcome {
+                        try await withWheelDeadline(at: inner, clock: clock) {
+                            try await clock.sleep(for: .seconds(3))
+                            return 1
+                        }
+                    }
+                }
+                return 0
+            }
+        }
+        #expect(try await outer.value() == "value 0")
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        scheduler.advance(by: .milliseconds(300))
+        #expect(scheduler.sleeperCount == 0, "nothing was cancelled at the inner deadline")
+        scheduler.advance(by: .seconds(3))  // with no deadline, the sleep ends here and the call returns 1
+        let outcome = try #require(innerOutcome.withLock { $0 })
+        #expect(try await outcome.value() == "exceeded \(inner)", "the inner deadline was not enforced")
+        #expect(clock.timers.pendingCount == 0)
+    }
+
+    /// Instants of two clocks are on different timelines: neither may stand for the other.
+    /// Two virtual schedulers whose times are 1,000 s apart make both nesting orders exact.
+    @Test(arguments: [false, true])
+    func aDeadlineInsideOneOnAnotherClockKeepsItsOwnTimeline(outerTimelineIsEarlier: Bool) async throws {
+        let early = VirtualScheduler(label: "early", startingAt: MonotonicInstant(nanoseconds: 1_000_000_000_000))
+        let late = VirtualScheduler(label: "late", startingAt: MonotonicInstant(nanoseconds: 2_000_000_000_000))
+        let (outerClock, innerScheduler) = outerTimelineIsEarlier ? (early.clock, late) : (late.clock, early)
+        let innerClock = innerScheduler.clock
+        let inner = innerClock.now + .seconds(1)
+        let outcome = Outcome {
+            try await withWheelDeadline(after: .seconds(60), clock: outerClock) {
+                try await withWheelDeadline(at: inner, clock: innerClock) {
+                    try await innerClock.sleep(for: .seconds(60))
+                    return 1
+                }
+            }
+        }
+        try await innerScheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        innerScheduler.advance(by: .seconds(1))
+        // The sleep was cancelled at once by the inner deadline; with no deadline it would end
+        // here and the call return 1.
+        innerScheduler.advance(by: .seconds(60))
+        #expect(try await outcome.value() == "exceeded \(inner)")
+        #expect(outerClock.timers.pendingCount == 0 && innerClock.timers.pendingCount == 0)
+    }
+
+    /// What governs is where each window ends (deadline + tolerance): a precise inner deadline
+    /// inside an outer one with a wide tolerance passes first, and reports itself.
+    @Test func aPreciseInnerDeadlineInsideAnEarlierButTolerantOuterOneFiresAtItsOwnDeadline() async throws {
+        let scheduler = VirtualScheduler()
+        let clock = scheduler.clock
+        let inner = clock.now + .milliseconds(150)
+        let innerEnded = CallbackRecorder<MonotonicInstant>("inner deadline's end")
+        let outcome = Outcome {
+            try await withWheelDeadline(after: .milliseconds(100), tolerance: .seconds(2), clock: clock) {
+                do {
+                    return try await withWheelDeadline(at: inner, tolerance: .zero, clock: clock) {
+                        try await clock.sleep(for: .seconds(60))
+                        return 1
+                    }
+                } catch let error as WheelDeadlineExceeded {
+                    innerEnded.record(clock.now)
+                    return error.deadline == inner ? 2 : 3
+                }
+            }
+        }
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        scheduler.advance(by: .milliseconds(150))
+        // The deadline's timer cancels the operation on the advancing thread, so its sleep ends at once.
+        try #require(scheduler.sleeperCount == 0, "nothing was cancelled at the inner deadline")
+        // Only after the inner call ended: a later advance would fire the outer deadline too.
+        #expect(try await innerEnded.wait(forCount: 1, timeout: .seconds(30)) == [inner])
+        #expect(try await outcome.value() == "value 2")
+        #expect(clock.timers.pendingCount == 0)
     }
 }

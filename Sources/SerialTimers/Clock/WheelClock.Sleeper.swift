@@ -9,6 +9,12 @@ extension WheelClock {
     /// The timer's callback holds an `Alarm`, not the sleeper: the alarm's release tells the
     /// sleeper that the callback will never run (a stopped service releases callbacks unrun),
     /// so a sleep never outlives its timer.
+    ///
+    /// The observer (a test clock's count of sleepers) hears +1 only once the timer is armed,
+    /// under the lock as the state becomes `sleeping`, and -1 only when a `sleeping` state ends:
+    /// a test that waits for a sleeper and then advances time cannot slip in before the timer
+    /// exists (the advance would find nothing due, and the timer, armed after it, would wait for
+    /// a later one). A sleep that ends while arming is never counted.
     final class Sleeper: Sendable {
         private typealias Continuation = UnsafeContinuation<Void, any Error>
 
@@ -24,7 +30,7 @@ extension WheelClock {
             case cancelledWhileArming
             /// The callback was released unrun while arming: `start` says why.
             case releasedWhileArming(Continuation)
-            /// Armed: the timer, a cancellation or the callback's release ends it.
+            /// Armed (and counted): the timer, a cancellation or the callback's release ends it.
             case sleeping(Continuation, TimerHandle)
             /// Resumed.
             case ended
@@ -51,7 +57,6 @@ extension WheelClock {
                 continuation.resume(throwing: CancellationError())
                 return
             }
-            self.observer?(1)
             let handle: TimerHandle
             do {
                 // The alarm belongs to the callback alone: its release tells whether the timer ran.
@@ -71,6 +76,8 @@ extension WheelClock {
                 switch state {
                 case .arming(let continuation):
                     state = .sleeping(continuation, handle)
+                    // Under the lock, so this +1 comes before the -1 of whatever ends the sleep.
+                    self.observer?(1)
                     return .none
                 case .cancelledWhileArming:
                     state = .ended
@@ -88,7 +95,6 @@ extension WheelClock {
             case .none: break
             case .cancelTimer: handle.cancel()
             case .resumeUnrun(let continuation):
-                self.observer?(-1)
                 continuation.resume(throwing: handle.status.whyEndedUnrun)
             }
         }
@@ -105,23 +111,25 @@ extension WheelClock {
                 }
             }
             guard let continuation else { return }
-            self.observer?(-1)
             continuation.resume(throwing: error)
         }
 
         /// The timer fired: the sleep is over.
         fileprivate func ring() {
-            let continuation: Continuation? = self.state.withLock { state in
+            let ended: (Continuation, counted: Bool)? = self.state.withLock { state in
                 switch state {
-                case .arming(let continuation), .sleeping(let continuation, _):
+                case .arming(let continuation):
                     state = .ended
-                    return continuation
+                    return (continuation, false)
+                case .sleeping(let continuation, _):
+                    state = .ended
+                    return (continuation, true)
                 default:
                     return nil
                 }
             }
-            guard let continuation else { return }
-            self.observer?(-1)
+            guard let (continuation, counted) = ended else { return }
+            if counted { self.observer?(-1) }
             continuation.resume()
         }
 
@@ -170,8 +178,7 @@ extension WheelClock {
             case .nothing:
                 return
             case .continuation(let continuation):
-                self.observer?(-1)
-                continuation.resume(throwing: CancellationError())
+                continuation.resume(throwing: CancellationError())  // while arming: never counted
             case .both(let continuation, let handle):
                 handle.cancel()
                 self.observer?(-1)

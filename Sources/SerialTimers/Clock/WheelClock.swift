@@ -28,7 +28,8 @@ public struct WheelClock: Clock, Sendable {
 
     /// The service whose wheel holds this clock's sleeps.
     public let timers: TimerService
-    /// Told +1 when a sleep is armed and -1 when it ends (a test clock counts sleepers with it).
+    /// Told +1 once a sleep's timer is armed and -1 when that sleep ends (a test clock counts
+    /// sleepers with it). Called under the sleeper's lock: it must not call back into the clock.
     let sleepObserver: (@Sendable (Int) -> Void)?
 
     /// A clock on the process's shared timer service (one `SerialQueue`, "WheelClock", started

@@ -37,13 +37,22 @@ public struct WheelDeadlineExceeded: Error, Hashable, Sendable, CustomStringConv
 ///
 /// **Outcomes.** Exactly one: `operation`'s value (also when it finishes after the deadline
 /// without throwing: the work was done), `operation`'s error, `WheelDeadlineExceeded` when it
-/// threw after the deadline cancelled it, or `CancellationError` (or whatever `operation`
-/// threw) when the calling task itself was cancelled. A timer the service refuses or ends
-/// unrun (stopped, scheduler shut down) throws that `TimerServiceError`, cancelling `operation`.
+/// threw after this call's deadline cancelled it (also when the calling task was cancelled as
+/// well, as by an outer deadline fired in the same wake-up), or `CancellationError` (or whatever
+/// `operation` threw) when only the calling task itself was cancelled. A timer the service
+/// refuses or ends unrun (stopped, scheduler shut down) throws that `TimerServiceError`,
+/// cancelling `operation`.
 ///
-/// **Nesting.** Inside another `withWheelDeadline`, the earlier deadline governs: a later inner
-/// one arms nothing and runs `operation` in place; when the outer one passes, the inner call
-/// sees a cancellation (and throws what `operation` throws), and the outer one reports it.
+/// **Nesting.** Every call arms its own timer, whatever it runs inside: no deadline stands in
+/// for another. Nested in another `withWheelDeadline`'s operation, the timer that fires first
+/// governs; each fires within [deadline, deadline + tolerance], so a window that ends before the
+/// other begins always wins. When the inner timer fires first (or in the same wake-up), the
+/// inner call throws `WheelDeadlineExceeded` with its own deadline; when the outer one fires
+/// first, the inner call sees its caller cancelled and throws what `operation` throws, and the
+/// outer call reports `WheelDeadlineExceeded`. Deadlines on different clocks each keep their
+/// own timeline. A deadline inside an unstructured `Task {}` is kept by its own timer: the
+/// outer deadline never cancels that task (task cancellation does not reach it), and its scope
+/// may be over by then.
 ///
 /// - Parameters:
 ///   - deadline: when to cancel `operation`.
@@ -56,9 +65,9 @@ public func withWheelDeadline<Value: Sendable>(
     clock: WheelClock = WheelClock(),
     operation: @escaping @Sendable () async throws -> Value
 ) async throws -> Value {
-    if let governing = WheelDeadlineWatch.current, governing <= deadline {
-        return try await operation()
-    }
+    // No shortcut for nested calls: a task-local "an earlier deadline governs" is inherited by
+    // unstructured tasks (which the outer deadline never cancels), cannot compare instants of
+    // two clocks, and would have to weigh tolerances. One timer per call is O(1).
     let watch = WheelDeadlineWatch()
     // The alarm belongs to the callback alone: its release tells whether the timer ran.
     let timer = try clock.timers.schedule(at: deadline, tolerance: tolerance) {
@@ -66,20 +75,18 @@ public func withWheelDeadline<Value: Sendable>(
     }
     defer { timer.cancel() }
     return try await withThrowingTaskGroup(of: Value.self, returning: Value.self) { group in
-        group.addTask {
-            try await WheelDeadlineWatch.$current.withValue(deadline) {
-                try await watch.run(operation)
-            }
-        }
+        group.addTask { try await watch.run(operation) }
         do {
             return try await group.next()!
         } catch {
+            let ending = watch.ending
+            // This deadline's own timer cancelled the operation: say so even if the caller was
+            // cancelled too (an outer deadline whose window overlaps this one may fire in the
+            // same wake-up, and run first).
+            if ending == .expired { throw WheelDeadlineExceeded(deadline: deadline) }
             if Task.isCancelled { throw error }
-            switch watch.ending {
-            case .running: throw error
-            case .expired: throw WheelDeadlineExceeded(deadline: deadline)
-            case .timerEndedUnrun: throw timer.status.whyEndedUnrun
-            }
+            if ending == .timerEndedUnrun { throw timer.status.whyEndedUnrun }
+            throw error
         }
     }
 }

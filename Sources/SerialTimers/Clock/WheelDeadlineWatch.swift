@@ -30,9 +30,6 @@ final class WheelDeadlineWatch: Sendable {
         var left = false
     }
 
-    /// The deadline of the innermost `withWheelDeadline` the current task runs in.
-    @TaskLocal static var current: MonotonicInstant?
-
     private let state = LockedValue(State())
 
     var ending: Ending { self.state.withLock { $0.ending } }
