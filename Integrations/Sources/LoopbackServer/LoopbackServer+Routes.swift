@@ -29,6 +29,10 @@ extension LoopbackServer {
                 return (state.behaviour.refreshDelay, state.behaviour.refreshFails)
             }
             if delay > .zero { try? await Task.sleep(for: delay) }
+            let held = ContinuousClock.now
+            while state.withLock({ $0.behaviour.holdsRefresh }), held.duration(to: .now) < .seconds(30) {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
             let (status, body) = state.withLock { state -> (HTTPResponse.Status, String) in
                 defer { state.leave(unique: false) }
                 let status: HTTPResponse.Status = fails ? .internalServerError : .ok

@@ -3,14 +3,20 @@
 public struct ServerBehaviour: Sendable {
     /// A token stops being accepted after this many accepted requests (`nil`: no limit).
     public var tokenRequestLimit: Int?
-    /// A token stops being accepted this long after it was issued (`nil`: no limit).
-    public var tokenLifetime: Duration?
+    /// The server's first token stops being accepted this long after the server started
+    /// (`nil`: no limit); tokens issued later by `POST /token` have no lifetime, so that a test's
+    /// re-sent requests cannot meet a second expiry however slow the machine is.
+    public var firstTokenLifetime: Duration?
     /// Reject every token, fresh ones included (a server the client can never satisfy).
     public var rejectEveryToken = false
     /// `POST /token` answers 500 instead of issuing a token.
     public var refreshFails = false
     /// `POST /token` waits this long before answering (so that expiries pile up behind it).
     public var refreshDelay: Duration = .zero
+    /// `POST /token` answers only once this is false again (set by `configure`), or 30 s later: a
+    /// test holds the refresh until the client has met every expiry it expects, whatever the
+    /// load, where a delay only makes that likely.
+    public var holdsRefresh = false
     /// `GET /fault/:id`: the chances, out of 100, of a 500, of an answer after `slowDelay`, and
     /// of a connection closed without an answer; the rest answer 200 at once.
     public var faultPercentages: (serverError: Int, slow: Int, drop: Int) = (0, 0, 0)

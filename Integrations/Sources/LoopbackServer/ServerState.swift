@@ -38,7 +38,11 @@ struct ServerState: Sendable {
         let behaviour = self.behaviour
         guard !behaviour.rejectEveryToken, !self.tokenExpired, let bearer, bearer == self.token else { return false }
         if let limit = behaviour.tokenRequestLimit, self.tokenUses >= limit { return false }
-        if let lifetime = behaviour.tokenLifetime, self.tokenIssuedAt.duration(to: .now) >= lifetime { return false }
+        if let lifetime = behaviour.firstTokenLifetime, self.counts.tokensIssued == 0,
+            self.tokenIssuedAt.duration(to: .now) >= lifetime
+        {
+            return false
+        }
         self.tokenUses += 1
         return true
     }
