@@ -13,6 +13,9 @@ actor PostgresSession {
     private var connection: PostgresConnection? = nil
     private var connecting: Task<PostgresConnection, any Error>? = nil
     private var nextID = 1
+    /// How many times `close` was called: a connection that an `open` gets after a `close` began
+    /// is closed at once instead of kept (the session may be on its way out: it would leak).
+    private var closes = 0
 
     init(configuration: PostgresConnection.Configuration, endpoint: String, timeout: Duration, logger: Logger) {
         self.configuration = configuration
@@ -44,6 +47,7 @@ actor PostgresSession {
 
     /// Closes the connection; a later `run` opens a new one.
     func close() async {
+        self.closes += 1
         self.connecting?.cancel()
         self.connecting = nil
         if let connection = self.connection {
@@ -61,11 +65,18 @@ actor PostgresSession {
         let connecting = Task {
             try await withTimeout(timeout) {
                 try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
+            } late: { connection in
+                try? await connection.close()  // connected after the timeout: nobody will use it
             }
         }
         self.connecting = connecting
         defer { self.connecting = nil }
+        let closes = self.closes
         let connection = try await self.await(connecting)
+        guard closes == self.closes else {
+            try? await connection.close()
+            throw .unreachable(endpoint: self.endpoint, reason: "the session was closed while it connected")
+        }
         self.connection = connection
         return connection
     }
@@ -102,16 +113,31 @@ actor PostgresSession {
 struct TimeoutReached: Error {}
 
 /// `body`'s result, or `TimeoutReached` once `timeout` passes first (`body` is then cancelled).
+///
+/// A value `body` still returns after the timeout (cancellation is a request: a connection may
+/// be established all the same) goes to `late`, so that it can be closed instead of leaked.
 func withTimeout<T: Sendable>(
-    _ timeout: Duration, _ body: @escaping @Sendable () async throws -> T
+    _ timeout: Duration,
+    _ body: @escaping @Sendable () async throws -> T,
+    late: @Sendable (T) async -> Void = { _ in }
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
+    try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await body() }
         group.addTask {
             try await Task.sleep(for: timeout)
-            throw TimeoutReached()
+            return nil  // the timeout: no value
         }
         defer { group.cancelAll() }
-        return try await group.next()!
+        if let value = try await group.next()! { return value }
+        group.cancelAll()
+        while true {
+            do {
+                guard let ending = try await group.next() else { break }
+                if let value = ending { await late(value) }
+            } catch {
+                continue  // body ended by the cancellation, as expected
+            }
+        }
+        throw TimeoutReached()
     }
 }
