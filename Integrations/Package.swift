@@ -84,6 +84,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "SerialTesting", package: "swift-serial-runtime"),  // its seeded generator
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),  // its graceful stop
             ]),
         // A CredentialCoordinator on PostgreSQL: one credential refresh per fleet of processes.
         .target(

@@ -92,7 +92,7 @@ extension LoopbackServer {
             case .none: return text(.ok, id)
             case .serverError: return text(.internalServerError, "fault")
             case .slow(let delay):
-                try await Task.sleep(for: delay)  // cancelled when the server stops
+                try await state.sleep(for: delay)  // ends early when the server stops
                 return text(.ok, id)
             case .drop:
                 try? await context.channel.close()
@@ -122,7 +122,7 @@ extension LoopbackServer {
                 return (hang, state.behaviour.rotationDelay)
             }
             if hang {
-                try await Task.sleep(for: .seconds(3600))  // ends when the server stops
+                try await state.sleep(for: .seconds(3600))  // ends when the server stops
             }
             if delay > .zero { try? await Task.sleep(for: delay) }
             guard let tokens = state.withLock({ $0.rotate(refreshToken) }) else {

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// A Hummingbird HTTP server on 127.0.0.1 with an ephemeral port, for tests, the demo and the
 /// benchmark. Its handlers keep their own counts (`counts`), so tests can assert what the server
@@ -27,6 +28,7 @@ public final class LoopbackServer: Sendable {
     /// The port it listens on.
     public let port: Int
     private let task: Task<Void, any Error>
+    private let group: ServiceGroup
     private let state: SharedServerState
 
     /// `http://127.0.0.1:<port>`.
@@ -57,27 +59,40 @@ public final class LoopbackServer: Sendable {
                 portSink.finish()
             },
             logger: logger)
-        let task = Task { try await app.run() }
+        // In a service group of its own, so that `stop()` can shut it down gracefully: cancelling
+        // `app.run()` drops connections accepted but not yet served, and NIO traps on those
+        // ("Deinited NIOAsyncWriter without calling finish()").
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger))
+        let task = Task { try await group.run() }
         let port = await firstValue(of: ports, within: startTimeout)
         guard let port, port > 0 else {
             task.cancel()
             throw LoopbackServerError.notStarted(after: startTimeout)
         }
-        return LoopbackServer(port: port, task: task, state: state)
+        return LoopbackServer(port: port, task: task, group: group, state: state)
     }
 
-    private init(port: Int, task: Task<Void, any Error>, state: SharedServerState) {
+    private init(port: Int, task: Task<Void, any Error>, group: ServiceGroup, state: SharedServerState) {
         self.port = port
         self.task = task
+        self.group = group
         self.state = state
     }
 
-    /// Stops the server (connections close, handlers still waiting are cancelled) and waits for
-    /// it to end, at most `timeout`; returns whether it ended in time.
+    /// Stops the server gracefully (it stops accepting, handlers still waiting end, connections
+    /// close) and waits for it to end, at most `timeout`; past half of it, the server's task is
+    /// cancelled. Returns whether it ended in time.
     @discardableResult
     public func stop(timeout: Duration = .seconds(10)) async -> Bool {
-        self.task.cancel()
+        self.state.withLock { $0.stopping = true }
+        await self.group.triggerGracefulShutdown()
         let task = self.task
+        let cancelling = Task {
+            try await Task.sleep(for: timeout / 2)
+            task.cancel()
+        }
+        defer { cancelling.cancel() }
         let (ends, sink) = AsyncStream.makeStream(of: Bool.self)
         Task {
             _ = try? await task.value

@@ -12,6 +12,16 @@ final class SharedServerState: Sendable {
     func withLock<T>(_ body: (inout ServerState) -> T) -> T {
         self.mutex.withLock { body(&$0) }
     }
+
+    /// Waits `duration`, or until the server stops (then throws `CancellationError`): a graceful
+    /// stop waits for the handlers in flight, so the long waits of slow and hanging answers end.
+    func sleep(for duration: Duration) async throws {
+        let start = ContinuousClock.now
+        while start.duration(to: .now) < duration {
+            if self.withLock({ $0.stopping }) { throw CancellationError() }
+            try await Task.sleep(for: min(.milliseconds(5), duration - start.duration(to: .now)))
+        }
+    }
 }
 
 /// Everything a `LoopbackServer`'s handlers share, under its mutex.
@@ -24,6 +34,8 @@ struct ServerState: Sendable {
     var tokenUses = 0
     var tokenExpired = false
     var uniquesInFlight = 0
+    /// `stop()` began: long waits in handlers end.
+    var stopping = false
     var random: SeededRandom
     var rotating = RotatingTokens()
 

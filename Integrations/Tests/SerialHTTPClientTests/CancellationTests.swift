@@ -80,7 +80,7 @@ struct CancellationTests {
             #expect(last as? HTTPClientError == .deadlineExceeded, "\(last)")
             // On a loaded machine an attempt may time out before it reaches the server.
             let arrivals = e2e.server.counts.arrivals(of: "fault").count
-            #expect((1...3).contains(arrivals), "the server saw \(arrivals) attempts (at most 1 + maximumRetries)")
+            #expect(arrivals <= 3, "the server saw \(arrivals) attempts (at most 1 + maximumRetries)")
             let transport = e2e.transport
             #expect(await eventually(within: .seconds(30)) { transport.requestsInFlight == 0 })
         }

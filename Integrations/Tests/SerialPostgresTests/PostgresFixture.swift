@@ -26,8 +26,8 @@ extension LocalPostgres {
     ) -> PostgresCredentialCoordinator<String>.Configuration {
         .init(
             host: "127.0.0.1", port: self.port, username: self.username, database: self.database, table: table,
-            name: "api", holder: holder, leaseDuration: lease, connectTimeout: .seconds(2),
-            operationTimeout: .seconds(2), waitBackoff: backoff)
+            name: "api", holder: holder, leaseDuration: lease, connectTimeout: .seconds(30),
+            operationTimeout: .seconds(30), waitBackoff: backoff)
     }
 }
 
