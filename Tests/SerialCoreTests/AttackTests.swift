@@ -76,7 +76,9 @@ extension WorkContextTests {
 struct StallWatchdogAttackTests {
     /// Holds the first look that copied a queue at `.willSample`, runs `during` there, lets it
     /// go and waits for its end. Returns a failure message, or nil.
-    static func holdingALook(of watchdog: StallWatchdog, _ during: @escaping @Sendable () -> Void) async -> String? {
+    static func holdingALook(
+        of watchdog: StallWatchdog, begin: @escaping @Sendable () -> Void, _ during: @escaping @Sendable () -> Void
+    ) async -> String? {
         let sampling = TestSemaphore()
         let proceed = TestSemaphore()
         let ended = TestSemaphore()
@@ -93,6 +95,7 @@ struct StallWatchdogAttackTests {
                     if held.isSet { ended.signal() }
                 }
             }
+            begin()  // after the hook is in place: the look it causes is held
             guard sampling.wait(timeout: .seconds(20)) else { return "the watchdog never looked at a queue" }
             during()
             proceed.signal()
@@ -107,8 +110,7 @@ struct StallWatchdogAttackTests {
         let watchdog = StallWatchdog(runningThreshold: .seconds(60), checkInterval: .milliseconds(1)) { _ in }
         defer { watchdog.stop() }
         let queue = mode.queue(label: "rewatch-\(mode)")
-        watchdog.watch(queue)
-        let failure = await Self.holdingALook(of: watchdog) {
+        let failure = await Self.holdingALook(of: watchdog, begin: { watchdog.watch(queue) }) {
             watchdog.stopWatching(queue)
             watchdog.watch(queue)
         }
@@ -131,8 +133,7 @@ struct StallWatchdogAttackTests {
         let queue = mode.queue(label: "two-dogs-\(mode)")
         second.watch(queue)
         #expect(await eventually(timeout: .seconds(20)) { second._isAsleep && queue._isArmed(for: second) })
-        first.watch(queue)
-        let failure = await Self.holdingALook(of: first) { first.stopWatching(queue) }
+        let failure = await Self.holdingALook(of: first, begin: { first.watch(queue) }) { first.stopWatching(queue) }
         #expect(failure == nil, "\(failure ?? "")")
         #expect(!queue._isArmed(for: first), "armed for a watchdog that stopped watching it")
         #expect(queue._isArmed(for: second), "the look of one watchdog disarmed another")

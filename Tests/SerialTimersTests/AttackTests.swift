@@ -202,4 +202,31 @@ struct TimersAttackTests {
         #expect(scheduler.sleeperCount >= 0)
         _ = (past, early, stopped)
     }
+    /// The virtual scheduler shuts down while a nested pair waits on its clock: both calls end
+    /// with `schedulerShutDown`, once, and nothing stays pending.
+    @Test func aSchedulerShutDownUnderNestedDeadlinesEndsBothWithItsReason() async throws {
+        let scheduler = VirtualScheduler(label: "attack-shutdown")
+        let clock = scheduler.clock
+        let innerSaw = CallbackRecorder<String>("inner")
+        let outcome = Outcome {
+            try await withWheelDeadline(after: .seconds(1), clock: clock) {
+                do {
+                    return try await withWheelDeadline(after: .seconds(2), clock: clock) {
+                        try await clock.sleep(for: .seconds(60))
+                        return 1
+                    }
+                } catch {
+                    innerSaw.record("\(type(of: error))")
+                    throw error
+                }
+            }
+        }
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        _ = scheduler.shutdown()
+        #expect(try await innerSaw.wait(forCount: 1, timeout: .seconds(30)) == ["TimerServiceError"])
+        let value = try await outcome.value()
+        #expect(value.contains("shut down") || value.contains("shutDown"), "\(value)")
+        #expect(clock.timers.pendingCount == 0)
+        #expect(outcome.recorder.count == 1)
+    }
 }
