@@ -345,7 +345,10 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
                         self.refresh(token: token, expired: expired, under: lease, refusals: refusals, context: context)
                     }
                 }
-                if self.scheduler.isCurrent { return refresh() }
+                // Inline only if no foreign context can leak in: with no context to restore
+                // (the first parked request had none), `WorkContext.run` leaves the releasing
+                // thread's (another queue's request's) in place; a hop through `execute` carries none.
+                if self.scheduler.isCurrent && (context != nil || WorkContext.capture() == nil) { return refresh() }
                 do throws(SchedulingError) {
                     try self.scheduler.execute(refresh)
                 } catch {

@@ -41,7 +41,8 @@ public struct WheelDeadlineExceeded: Error, Hashable, Sendable, CustomStringConv
 /// well, as by an outer deadline fired in the same wake-up), or `CancellationError` (or whatever
 /// `operation` threw) when only the calling task itself was cancelled. A timer the service
 /// refuses or ends unrun (stopped, scheduler shut down) throws that `TimerServiceError`,
-/// cancelling `operation`.
+/// cancelling `operation` (also when the calling task was cancelled as well, as by an outer
+/// deadline on the same stopped service).
 ///
 /// **Nesting.** Every call arms its own timer, whatever it runs inside: no deadline stands in
 /// for another. Nested in another `withWheelDeadline`'s operation, the timer that fires first
@@ -84,9 +85,10 @@ public func withWheelDeadline<Value: Sendable>(
             // cancelled too (an outer deadline whose window overlaps this one may fire in the
             // same wake-up, and run first).
             if ending == .expired { throw WheelDeadlineExceeded(deadline: deadline) }
-            if Task.isCancelled { throw error }
+            // Likewise when the service ended this call's timer unrun: a stop ends every timer of
+            // a nested pair in one go, and the outer one's end cancels this caller too.
             if ending == .timerEndedUnrun { throw timer.status.whyEndedUnrun }
-            throw error
+            throw error  // the operation's own error, or the caller's cancellation alone
         }
     }
 }
