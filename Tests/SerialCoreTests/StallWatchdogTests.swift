@@ -1,3 +1,4 @@
+import Glibc
 import SerialCore
 import SerialTestSupport
 import Synchronization
@@ -118,20 +119,27 @@ struct StallWatchdogTests {
 
     /// Threads are counted by name, not in total: tests running beside this one start threads
     /// of their own, some for the life of the process (Swift's cooperative pool, shared pools).
+    /// Checked by the threads' own kernel ids, not by counting threads named "StallWatchdog":
+    /// other suites start and stop watchdogs beside this one.
     @Test func releasedQueuesAndAStoppedWatchdogLeaveNoThread() {
         let label = "gone-\(UInt16.random(in: 0...UInt16.max))"  // a kernel thread name holds 15 bytes
-        func watchdogThreads() -> Int { currentThreadNames().filter { $0 == "StallWatchdog" }.count }
-        let before = watchdogThreads()
+        let watchdogThread = LockedValue<Int32?>(nil)
         do {
-            let watchdog = StallWatchdog(runningThreshold: .milliseconds(20)) { _ in }
+            let watchdog = StallWatchdog(runningThreshold: .milliseconds(20), checkInterval: .milliseconds(1)) { _ in }
+            watchdog._setLookHook { _ in  // a look runs on the watchdog's thread
+                let id = CurrentThreadID.systemID
+                watchdogThread.withLock { $0 = $0 ?? id }
+            }
             let queue = SerialQueue(label: label)
             watchdog.watch(queue)
             queue.async {}
             queue.sync {}
             #expect(currentThreadNames().contains(label), "the queue's thread is not named by its label")
+            #expect(eventually { watchdogThread.withLock { $0 } != nil }, "the watchdog never looked")
         }
+        let watchdogID = watchdogThread.withLock { $0 } ?? -1
         #expect(
-            eventually { !currentThreadNames().contains(label) && watchdogThreads() <= before },
+            eventually { !currentThreadNames().contains(label) && access("/proc/self/task/\(watchdogID)", F_OK) != 0 },
             "a thread outlived its watchdog or queue")
     }
 

@@ -4,3 +4,12 @@ import Glibc
 public enum CurrentThreadID {
     public static var value: UInt { UInt(pthread_self()) }
 }
+
+extension CurrentThreadID {
+    /// The calling thread's kernel id (its folder in /proc/self/task).
+    public static var systemID: Int32 { testSupportGettid() }
+}
+
+/// glibc's `gettid` (2.30+), which the Glibc module does not export.
+@_silgen_name("gettid")
+private func testSupportGettid() -> Int32
