@@ -1,3 +1,4 @@
+#if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 import AsyncHTTPClient
 import NIOCore
 import NIOPosix
@@ -56,3 +57,4 @@ extension HTTPClientTransport {
         return error is IOError || error is ChannelError || error is NIOConnectionError
     }
 }
+#endif  // HTTPClient

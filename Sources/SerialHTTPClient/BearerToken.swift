@@ -1,3 +1,4 @@
+#if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 /// The credential an `HTTPClientTransport` sends: a short-lived bearer token, as
 /// `Authorization: Bearer <value>`.
 public struct BearerToken: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
@@ -18,3 +19,4 @@ public struct BearerToken: Hashable, Sendable, CustomStringConvertible, Expressi
 
     public var description: String { self.value }
 }
+#endif  // HTTPClient

@@ -1,3 +1,4 @@
+#if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 import AsyncHTTPClient
 import Synchronization
 
@@ -66,3 +67,4 @@ public final class HTTPRequestCancellation: Sendable {
         }
     }
 }
+#endif  // HTTPClient

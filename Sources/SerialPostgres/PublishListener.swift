@@ -1,3 +1,4 @@
+#if Postgres  // compiled only with the package trait Postgres (see Package.swift)
 import Logging
 import NIOCore
 import PostgresNIO
@@ -53,3 +54,4 @@ actor PublishListener {
         self.task = nil
     }
 }
+#endif  // Postgres

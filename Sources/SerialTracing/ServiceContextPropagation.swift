@@ -1,3 +1,4 @@
+#if Tracing  // compiled only with the package trait Tracing (see Package.swift)
 import SerialRuntime
 import Tracing
 
@@ -32,3 +33,4 @@ public enum SerialTracing {
             }))
     }
 }
+#endif  // Tracing

@@ -1,3 +1,4 @@
+#if Logging  // compiled only with the package trait Logging (see Package.swift)
 import Logging
 import SerialRuntime
 
@@ -35,3 +36,4 @@ extension StallWatchdog.Stall {
         return metadata
     }
 }
+#endif  // Logging

@@ -1,3 +1,4 @@
+#if Lifecycle  // compiled only with the package trait Lifecycle (see Package.swift)
 import SerialRuntime
 
 /// One step of an ordered shutdown (`SerialRuntimeService`): a name, and what to do, returning
@@ -62,3 +63,4 @@ public struct ShutdownSummary: Sendable, Hashable, CustomStringConvertible {
         self.stages.map { "\($0.name): \($0.dropped) dropped" }.joined(separator: "; ")
     }
 }
+#endif  // Lifecycle

@@ -1,3 +1,4 @@
+#if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 import NIOCore
 import NIOHTTP1
 import SerialRuntime
@@ -55,3 +56,4 @@ public struct HTTPRequest: Sendable, CustomStringConvertible {
 
     public var description: String { "\(self.method) \(self.url)" }
 }
+#endif  // HTTPClient

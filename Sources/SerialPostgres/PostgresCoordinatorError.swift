@@ -1,3 +1,4 @@
+#if Postgres  // compiled only with the package trait Postgres (see Package.swift)
 /// Why a `PostgresCredentialCoordinator` could not answer. Each case names what to check.
 public enum PostgresCoordinatorError: Error, CustomStringConvertible {
     /// No connection to the database within the time allowed (refused, timed out, closed): at
@@ -33,3 +34,4 @@ public enum PostgresCoordinatorError: Error, CustomStringConvertible {
         }
     }
 }
+#endif  // Postgres

@@ -1,3 +1,4 @@
+#if Logging  // compiled only with the package trait Logging (see Package.swift)
 import Logging
 import SerialRuntime
 
@@ -24,3 +25,4 @@ extension SerialQueue {
         return report
     }
 }
+#endif  // Logging

@@ -1,3 +1,4 @@
+#if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
@@ -172,3 +173,4 @@ struct HTTPHeadersInjector: Injector {
         headers.replaceOrAdd(name: key, value: value)
     }
 }
+#endif  // HTTPClient

@@ -1,3 +1,4 @@
+#if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 import SerialRuntime
 
 extension RequestQueue where Transport == HTTPClientTransport {
@@ -67,3 +68,4 @@ private func submitToQueue<Transport: RequestTransport>(
         request, priority: priority, kind: kind, timeout: timeout, onStateChange: onStateChange,
         completion: completion)
 }
+#endif  // HTTPClient

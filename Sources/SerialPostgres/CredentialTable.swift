@@ -1,3 +1,4 @@
+#if Postgres  // compiled only with the package trait Postgres (see Package.swift)
 import Logging
 import PostgresNIO
 import SerialRuntime
@@ -141,3 +142,4 @@ struct CredentialTable: Sendable {
         }
     }
 }
+#endif  // Postgres

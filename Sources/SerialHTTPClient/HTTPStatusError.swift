@@ -1,3 +1,4 @@
+#if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 import NIOHTTP1
 
 /// A response whose status `HTTPClientTransport.classify` treats as an error.
@@ -15,3 +16,4 @@ public struct HTTPStatusError: Error, Hashable, CustomStringConvertible {
 
     public var description: String { "\(self.request) answered \(self.status.code) \(self.status.reasonPhrase)" }
 }
+#endif  // HTTPClient

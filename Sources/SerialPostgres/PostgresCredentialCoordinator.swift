@@ -1,3 +1,4 @@
+#if Postgres  // compiled only with the package trait Postgres (see Package.swift)
 import Logging
 import PostgresNIO
 import SerialRuntime
@@ -266,3 +267,4 @@ extension Duration {
             : product + attoseconds / 1_000_000_000
     }
 }
+#endif  // Postgres

@@ -1,3 +1,4 @@
+#if Metrics  // compiled only with the package trait Metrics (see Package.swift)
 import CoreMetrics
 import SerialRuntime
 import Synchronization
@@ -212,3 +213,4 @@ public final class SerialMetricsReporter: Sendable {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
+#endif  // Metrics

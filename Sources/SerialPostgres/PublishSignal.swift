@@ -1,3 +1,4 @@
+#if Postgres  // compiled only with the package trait Postgres (see Package.swift)
 import Synchronization
 
 /// Wakes the callers waiting behind another holder's lease when a NOTIFY says the credential
@@ -55,3 +56,4 @@ final class PublishSignal: Sendable {
         }
     }
 }
+#endif  // Postgres

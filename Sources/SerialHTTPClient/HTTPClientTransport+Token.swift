@@ -1,3 +1,4 @@
+#if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 import AsyncHTTPClient
 import NIOHTTP1
 
@@ -37,3 +38,4 @@ extension String {
         return String(self[start...end])
     }
 }
+#endif  // HTTPClient

@@ -1,3 +1,4 @@
+#if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 import NIOCore
 import NIOHTTP1
 
@@ -24,3 +25,4 @@ public struct HTTPResponse: Sendable, CustomStringConvertible {
 
     public var description: String { "\(self.status.code) (\(self.body?.readableBytes ?? 0) bytes)" }
 }
+#endif  // HTTPClient

@@ -1,3 +1,4 @@
+#if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 import AsyncHTTPClient
 
 extension HTTPClientTransport {
@@ -23,3 +24,4 @@ extension HTTPClientTransport {
         return result
     }
 }
+#endif  // HTTPClient

@@ -1,3 +1,4 @@
+#if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 import AsyncHTTPClient
 import Synchronization
 
@@ -38,3 +39,4 @@ final class FlightCounter: Sendable {
         self.value.add(delta, ordering: .relaxed)
     }
 }
+#endif  // HTTPClient

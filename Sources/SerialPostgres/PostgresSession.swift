@@ -1,3 +1,4 @@
+#if Postgres  // compiled only with the package trait Postgres (see Package.swift)
 import Logging
 import NIOCore
 import PostgresNIO
@@ -115,3 +116,4 @@ func withTimeout<T: Sendable>(
         return try await group.next()!
     }
 }
+#endif  // Postgres

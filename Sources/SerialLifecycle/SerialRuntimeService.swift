@@ -1,3 +1,4 @@
+#if Lifecycle  // compiled only with the package trait Lifecycle (see Package.swift)
 import Logging
 import SerialRuntime
 import ServiceLifecycle
@@ -53,3 +54,4 @@ public struct SerialRuntimeService: Service {
         self.onFinished(summary)
     }
 }
+#endif  // Lifecycle
