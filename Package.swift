@@ -112,6 +112,11 @@ let integrationTargets: [Target] = [
         ]),
 ]
 
+/// A documentation build (scripts/docs.sh, or the Swift Package Index with `SPI_GENERATE_DOCS`)
+/// compiles every integration: all traits are enabled by default then, and only then.
+let defaultTraits: Set<Trait> =
+    documentationRequested ? [.default(enabledTraits: Set(integrationTraits.map(\.name)))] : []
+
 // MARK: - Package
 
 let package = Package(
@@ -124,7 +129,7 @@ let package = Package(
         .library(name: "SerialExperimentalExecutors", targets: ["SerialExperimentalExecutors"]),
         .executable(name: "demo", targets: ["demo"]),
     ] + integrationProducts,
-    traits: integrationTraits,
+    traits: integrationTraits.union(defaultTraits),
     dependencies: integrationDependencies + documentationDependencies,
     targets: [
         // Layers, lowest first. Each imports only what is below it.

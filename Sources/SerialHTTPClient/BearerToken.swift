@@ -10,6 +10,7 @@ public struct BearerToken: Hashable, Sendable, CustomStringConvertible, Expressi
         self.value = value
     }
 
+    /// A token written as a string literal: `BearerToken` values in tests and examples.
     public init(stringLiteral value: String) {
         self.value = value
     }
@@ -17,6 +18,7 @@ public struct BearerToken: Hashable, Sendable, CustomStringConvertible, Expressi
     /// The `Authorization` header value: `Bearer <value>`.
     public var headerValue: String { "Bearer \(self.value)" }
 
+    /// The token itself, without the `Bearer ` prefix.
     public var description: String { self.value }
 }
 #endif  // HTTPClient

@@ -43,8 +43,11 @@ import Tracing
 /// is injected into the request's headers by the bootstrapped instrument (`traceparent` for a
 /// W3C tracer). With no tracer bootstrapped this costs a no-op span.
 public struct HTTPClientTransport: RequestTransport {
+    /// What this transport sends: a method, a URL, headers and an optional body.
     public typealias Request = HTTPRequest
+    /// What a send answers with: the status, headers and body of the response.
     public typealias Response = HTTPResponse
+    /// The credential sent with each request, as `Authorization: Bearer <token>`.
     public typealias Credential = BearerToken
 
     /// The client requests go through.

@@ -54,6 +54,7 @@ public struct HTTPRequest: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The method and URL, as `GET http://host/path`.
     public var description: String { "\(self.method) \(self.url)" }
 }
 #endif  // HTTPClient

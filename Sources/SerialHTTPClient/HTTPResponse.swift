@@ -23,6 +23,7 @@ public struct HTTPResponse: Sendable, CustomStringConvertible {
         self.body.map { String(buffer: $0) } ?? ""
     }
 
+    /// The status code and the body's size, as `200 (12 bytes)`.
     public var description: String { "\(self.status.code) (\(self.body?.readableBytes ?? 0) bytes)" }
 }
 #endif  // HTTPClient

@@ -14,6 +14,7 @@ public struct HTTPStatusError: Error, Hashable, CustomStringConvertible {
         self.request = request
     }
 
+    /// The request and the status it was answered with.
     public var description: String { "\(self.request) answered \(self.status.code) \(self.status.reasonPhrase)" }
 }
 #endif  // HTTPClient

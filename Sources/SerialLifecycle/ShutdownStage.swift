@@ -59,6 +59,7 @@ public struct ShutdownSummary: Sendable, Hashable, CustomStringConvertible {
         self.droppedCounts.append(dropped)
     }
 
+    /// Each stage with what it dropped, in the order the stages ran.
     public var description: String {
         self.stages.map { "\($0.name): \($0.dropped) dropped" }.joined(separator: "; ")
     }

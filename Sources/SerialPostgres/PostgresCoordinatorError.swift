@@ -17,6 +17,7 @@ public enum PostgresCoordinatorError: Error, CustomStringConvertible {
     /// starting with a digit; at most 63 bytes).
     case invalidTableName(String)
 
+    /// What failed and why, naming the endpoint, the statement or the table name.
     public var description: String {
         switch self {
         case .unreachable(let endpoint, let reason):
