@@ -67,7 +67,7 @@ struct FleetWorkerCommand: ParsableCommand {
     }
 }
 
-extension FleetWorkerOptions.Coordinator: @retroactive ExpressibleByArgument {
+extension FleetWorkerOptions.Coordinator: ExpressibleByArgument {
     public static var allValueStrings: [String] { [Self.postgres.rawValue, Self.inProcess.rawValue] }
 }
 
