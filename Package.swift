@@ -2,7 +2,11 @@
 import PackageDescription
 
 // Library targets depend on nothing outside the toolchain: Glibc, Synchronization and
-// _Concurrency only. Benchmark peers live in Benchmarks/, a package of its own.
+// _Concurrency only. The integrations (swift-log, swift-metrics, ...) are products of this package
+// behind non-default traits (the block "Integrations, one trait each" below): with no trait
+// enabled, a dependent resolves no package but this one. Benchmark peers live in Benchmarks/, and
+// the integrations' end-to-end tests, demos and fleet programs in Integrations/: packages of their
+// own that nothing depends on.
 
 /// Whole-structure invariant walks (`_checkInvariants()` and the states' walks) are opt-in, as in
 /// swift-collections: a package that depends on this one must not pay for them in its own debug
@@ -12,11 +16,108 @@ let internalChecksRequested = ["1", "true", "yes"].contains(Context.environment[
 let internalChecks: [SwiftSetting] =
     internalChecksRequested ? [.define("SERIAL_INTERNAL_CHECKS", .when(configuration: .debug))] : []
 
-/// The DocC plugin is resolved only when documentation is built (`SERIAL_DOCS=1`, see
-/// scripts/docs.sh): dependents and ordinary builds never fetch it, and no product depends on it.
+/// The DocC plugin is resolved only when documentation is built: `SERIAL_DOCS=1` (scripts/docs.sh)
+/// or `SPI_GENERATE_DOCS` (set by the Swift Package Index, which appends the plugin itself only when
+/// its URL is not in this file's text, as it is here). Dependents and ordinary builds never fetch
+/// it, and no product depends on it.
+let documentationRequested =
+    Context.environment["SERIAL_DOCS"] == "1" || Context.environment["SPI_GENERATE_DOCS"] != nil
 let documentationDependencies: [Package.Dependency] =
-    Context.environment["SERIAL_DOCS"] == "1"
-    ? [.package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0")] : []
+    documentationRequested ? [.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")] : []
+
+// MARK: - Integrations, one trait each
+
+/// Each integration is a product of this package whose sources compile only with its trait
+/// (`#if Logging` ... around every file) and whose dependencies are conditional on that trait, so a
+/// dependent that does not enable it resolves none of them. No trait is enabled by default.
+///
+///     .package(url: "https://github.com/OWNER/swift-serial-runtime.git", from: "1.0.0", traits: ["Logging"])
+let integrationTraits: Set<Trait> = [
+    .trait(name: "Logging", description: "SerialLogging: stall and shutdown reports through a swift-log Logger."),
+    .trait(name: "Metrics", description: "SerialMetrics: queue and service figures as swift-metrics instruments."),
+    .trait(
+        name: "Lifecycle",
+        description: "SerialLifecycle: an ordered shutdown of queues and services as a swift-service-lifecycle Service."),
+    .trait(
+        name: "Tracing",
+        description: "SerialTracing: swift-distributed-tracing's ServiceContext carried across every hop of the runtime."),
+    .trait(
+        name: "HTTPClient",
+        description: "SerialHTTPClient: a RequestTransport on AsyncHTTPClient, with a client span per attempt."),
+    .trait(
+        name: "Postgres",
+        description: "SerialPostgres: a CredentialCoordinator on PostgreSQL (postgres-nio), one refresh per fleet."),
+]
+
+/// Declared unconditionally; SwiftPM resolves one only for a dependent that enables a trait whose
+/// target uses it (checked by scripts/check-trait-consumers.sh).
+let integrationDependencies: [Package.Dependency] = [
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+    .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+]
+
+/// A dependency of an integration target, used only when `trait` is enabled.
+func integration(_ product: String, _ package: String, trait: String) -> Target.Dependency {
+    .product(name: product, package: package, condition: .when(traits: [trait]))
+}
+
+let integrationProducts: [Product] = [
+    .library(name: "SerialLogging", targets: ["SerialLogging"]),
+    .library(name: "SerialMetrics", targets: ["SerialMetrics"]),
+    .library(name: "SerialLifecycle", targets: ["SerialLifecycle"]),
+    .library(name: "SerialTracing", targets: ["SerialTracing"]),
+    .library(name: "SerialHTTPClient", targets: ["SerialHTTPClient"]),
+    .library(name: "SerialPostgres", targets: ["SerialPostgres"]),
+]
+
+let integrationTargets: [Target] = [
+    .target(
+        name: "SerialLogging",
+        dependencies: ["SerialRuntime", integration("Logging", "swift-log", trait: "Logging")]),
+    .target(
+        name: "SerialMetrics",
+        dependencies: ["SerialRuntime", integration("CoreMetrics", "swift-metrics", trait: "Metrics")]),
+    .target(
+        name: "SerialLifecycle",
+        dependencies: [
+            "SerialRuntime",
+            integration("ServiceLifecycle", "swift-service-lifecycle", trait: "Lifecycle"),
+            integration("Logging", "swift-log", trait: "Lifecycle"),
+        ]),
+    .target(
+        name: "SerialTracing",
+        dependencies: ["SerialRuntime", integration("Tracing", "swift-distributed-tracing", trait: "Tracing")]),
+    .target(
+        name: "SerialHTTPClient",
+        dependencies: [
+            "SerialRuntime",
+            integration("Tracing", "swift-distributed-tracing", trait: "HTTPClient"),
+            integration("AsyncHTTPClient", "async-http-client", trait: "HTTPClient"),
+            integration("NIOCore", "swift-nio", trait: "HTTPClient"),
+            integration("NIOHTTP1", "swift-nio", trait: "HTTPClient"),
+            integration("NIOPosix", "swift-nio", trait: "HTTPClient"),
+        ]),
+    .target(
+        name: "SerialPostgres",
+        dependencies: [
+            "SerialRuntime",
+            integration("PostgresNIO", "postgres-nio", trait: "Postgres"),
+            integration("NIOCore", "swift-nio", trait: "Postgres"),
+            integration("Logging", "swift-log", trait: "Postgres"),
+        ]),
+]
+
+/// A documentation build (scripts/docs.sh, or the Swift Package Index with `SPI_GENERATE_DOCS`)
+/// compiles every integration: all traits are enabled by default then, and only then.
+let defaultTraits: Set<Trait> =
+    documentationRequested ? [.default(enabledTraits: Set(integrationTraits.map(\.name)))] : []
+
+// MARK: - Package
 
 let package = Package(
     name: "swift-serial-runtime",
@@ -27,8 +128,9 @@ let package = Package(
         // which may change. Not part of SerialRuntime: a user opts in by naming this product.
         .library(name: "SerialExperimentalExecutors", targets: ["SerialExperimentalExecutors"]),
         .executable(name: "demo", targets: ["demo"]),
-    ],
-    dependencies: documentationDependencies,
+    ] + integrationProducts,
+    traits: integrationTraits.union(defaultTraits),
+    dependencies: integrationDependencies + documentationDependencies,
     targets: [
         // Layers, lowest first. Each imports only what is below it.
         .target(name: "SerialCore", swiftSettings: internalChecks),
@@ -66,6 +168,6 @@ let package = Package(
             exclude: ["DefaultExecutorFactory"]),
         // Seeded, bounded, repeated concurrency scenarios; run under ThreadSanitizer in CI.
         .testTarget(name: "StressTests", dependencies: ["SerialRuntime", "SerialTesting", "SerialTestSupport"]),
-    ],
+    ] + integrationTargets,
     swiftLanguageModes: [.v6]
 )

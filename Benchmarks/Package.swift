@@ -37,6 +37,7 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // The trait list replaces the default traits: MallocInterposer counts allocations; the
         // default RuntimeInterposer would pull a package that is not available here.
         .package(url: "https://github.com/ordo-one/benchmark.git", exact: "1.38.1", traits: ["MallocInterposer"]),
@@ -50,6 +51,7 @@ let package = Package(
                 serialTesting,
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // package-benchmark suites: `swift package --package-path Benchmarks benchmark`;

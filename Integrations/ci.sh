@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# CI for Integrations/ (the package with the AsyncHTTPClient transport and the loopback suite):
-# build everything, run the tests (a Hummingbird server on 127.0.0.1 that the tests start and
+# CI for Integrations/ (the integrations' end-to-end suite, demos and fleet programs): build
+# everything, which builds the root package's integration products with every trait enabled (this
+# package depends on the root by path with all its traits: the one build of their heavy
+# dependencies in CI), run the tests (a Hummingbird server on 127.0.0.1 that the tests start and
 # stop; no other traffic), run the demo against loopback, and run the benchmark once, briefly,
 # in debug: a smoke test that it works (its figures mean something only in release, see README).
 # The PostgreSQL tests and the fleet test start their own cluster in a temporary folder on
@@ -21,7 +23,7 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && [ -z "${PG_BIN:-}" ]
     DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -o Dpkg::Options::=--force-confold postgresql-15
 fi
 
-step "build (debug, tests included)"
+step "build (debug, tests included; the root package with every trait)"
 timeout 1200 swift build --build-tests
 
 step "tests: end to end against the loopback server"
@@ -30,9 +32,15 @@ timeout 600 .build/debug/swift-serial-runtime-integrationsPackageTests.xctest --
 step "http-demo: the requests scene against the loopback server"
 timeout 60 .build/debug/http-demo
 
-step "http-benchmark: --help, then a smoke run (debug build; figures not meaningful)"
+step "http-benchmark: --help, a refused option, then a smoke run (debug build; figures not meaningful)"
+# swift-argument-parser writes the help (USAGE: ...) and refuses a bad value naming the option.
 timeout 30 .build/debug/http-benchmark --help > /tmp/serial-http-benchmark-help.txt
-grep -q '^usage: http-benchmark' /tmp/serial-http-benchmark-help.txt
+grep -q '^USAGE: http-benchmark' /tmp/serial-http-benchmark-help.txt
+if timeout 30 .build/debug/http-benchmark --runs 0 2> /tmp/serial-http-benchmark-refused.txt; then
+    echo "http-benchmark accepted --runs 0" >&2
+    exit 1
+fi
+grep -q -- '--runs' /tmp/serial-http-benchmark-refused.txt
 timeout 120 .build/debug/http-benchmark --requests 2000 --concurrency 16 --runs 1 | tee /tmp/serial-http-benchmark.log
 # The last line is a contract other tools read.
 tail -n 1 /tmp/serial-http-benchmark.log | grep -qE '^pipeline/client: [0-9]+(\.[0-9])? %$' \

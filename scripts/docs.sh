@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the DocC documentation of every library target and fails on any warning; first checks
 # that every public declaration has a doc comment. The DocC plugin is a dependency only while
-# SERIAL_DOCS=1 (see Package.swift), so dependents and ordinary builds never resolve it.
+# SERIAL_DOCS=1 (or SPI_GENERATE_DOCS, the Swift Package Index's build: see .spi.yml), so
+# dependents and ordinary builds never resolve it; every integration trait is enabled by default
+# then too, so the integration modules are documented with their code (SerialLogging with the
+# trait Logging, ..., SerialPostgres with Postgres), as the index builds them.
 # Output: .build-docs/plugins/Swift-DocC/outputs/<Target>.doccarchive
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +13,11 @@ python3 scripts/check-doc-comments.py
 
 export SERIAL_DOCS=1
 TARGETS=(SerialRuntime SerialCore SerialTimers SerialCountdown SerialPolling SerialRequests SerialTesting
-    SerialExperimentalExecutors)
+    SerialExperimentalExecutors SerialLogging SerialMetrics SerialLifecycle SerialTracing SerialHTTPClient SerialPostgres)
+# .spi.yml must name the same targets.
+for target in "${TARGETS[@]}"; do
+    grep -q "\b$target\b" .spi.yml || { echo "docs.sh: .spi.yml does not name $target" >&2; exit 1; }
+done
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for target in "${TARGETS[@]}"; do

@@ -1,2 +1,2 @@
-// `swift run -c release --package-path Benchmarks compare [--json] [--repetitions N] [--only a,b]`
-Compare.main(arguments: Array(CommandLine.arguments.dropFirst()))
+// `swift run -c release --package-path Benchmarks compare [--json] [--repetitions N] [--only a,b] [--peers p,q]`
+Compare.main(CompareCommand.parseOrExit())

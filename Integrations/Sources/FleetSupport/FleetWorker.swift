@@ -6,7 +6,8 @@ import SerialPostgres
 import SerialRuntime
 import Synchronization
 
-/// What one replica of the fleet is told, as command-line arguments (`--key value`).
+/// What one replica of the fleet is told, as command-line arguments (`--key value`, parsed by the
+/// `fleet-worker` executable).
 public struct FleetWorkerOptions: Sendable, Codable {
     /// Which coordinator the fleet uses.
     public enum Coordinator: String, Sendable, Codable {
@@ -34,27 +35,6 @@ public struct FleetWorkerOptions: Sendable, Codable {
          "--postgres-database", self.postgresDatabase, "--table", self.table, "--requests", "\(self.requests)",
          "--in-flight", "\(self.inFlight)", "--lease-ms", "\(self.leaseMilliseconds)",
          "--timeout-s", "\(self.timeoutSeconds)"]
-    }
-
-    /// From `arguments` (unknown keys are ignored; missing ones keep their defaults).
-    public init(arguments: [String]) {
-        var values: [String: String] = [:]
-        var index = 0
-        while index + 1 < arguments.count {
-            values[arguments[index]] = arguments[index + 1]
-            index += 2
-        }
-        self.name = values["--name"] ?? self.name
-        self.server = values["--server"] ?? self.server
-        self.coordinator = values["--coordinator"].flatMap(Coordinator.init(rawValue:)) ?? self.coordinator
-        self.postgresPort = values["--postgres-port"].flatMap { Int($0) } ?? self.postgresPort
-        self.postgresUser = values["--postgres-user"] ?? self.postgresUser
-        self.postgresDatabase = values["--postgres-database"] ?? self.postgresDatabase
-        self.table = values["--table"] ?? self.table
-        self.requests = values["--requests"].flatMap { Int($0) } ?? self.requests
-        self.inFlight = values["--in-flight"].flatMap { Int($0) } ?? self.inFlight
-        self.leaseMilliseconds = values["--lease-ms"].flatMap { Int($0) } ?? self.leaseMilliseconds
-        self.timeoutSeconds = values["--timeout-s"].flatMap { Int($0) } ?? self.timeoutSeconds
     }
 
     /// The coordinator's configuration for this replica.

@@ -1,3 +1,4 @@
+import ArgumentParser
 import FleetSupport
 import Foundation
 
@@ -11,12 +12,37 @@ import Foundation
 // then answers a reused refresh token instead of revoking, so that both runs serve every
 // request), N runs each, alternating.
 
+/// The command line: `fleet-demo` or `fleet-demo --measure [N]`; `--help` generated.
+struct FleetDemo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fleet-demo",
+        abstract: "The fleet, end to end: four replicas sharing one credential refresh through PostgreSQL.",
+        discussion: """
+            Starts a PostgreSQL cluster in a temporary folder on 127.0.0.1 (PostgreSQL 15 installed), \
+            the rotating authorization server and the replicas; once with the PostgreSQL coordinator, \
+            once with each replica on its own. With --measure: the costs instead, N runs each.
+            """)
+
+    @Flag(help: "Measure a refresh's added latency and the fleet's requests/s instead of the scenario.")
+    var measure = false
+
+    @Argument(help: "Runs of each coordinator with --measure.")
+    var runs: Int?
+
+    func validate() throws {
+        if let runs = self.runs {
+            guard self.measure else { throw ValidationError("a run count (\(runs)) is given only after --measure") }
+            guard runs >= 1 else { throw ValidationError("--measure needs a whole number of runs of at least 1, got \(runs)") }
+        }
+    }
+}
+let command = FleetDemo.parseOrExit()
+
 let postgres = try LocalPostgres.start()
 print("PostgreSQL on 127.0.0.1:\(postgres.port), cluster in \(postgres.directory)")
 var failed = false
-let arguments = CommandLine.arguments
-if let flag = arguments.firstIndex(of: "--measure") {
-    let runs = arguments.count > flag + 1 ? Int(arguments[flag + 1]) ?? 5 : 5
+if command.measure {
+    let runs = command.runs ?? 5
     do {
         print(try await FleetMeasurements.refreshOverhead(postgres: postgres, cycles: 200))
         var rates: [FleetWorkerOptions.Coordinator: [Double]] = [:]

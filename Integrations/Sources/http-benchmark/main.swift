@@ -7,6 +7,7 @@
 // tools read: `pipeline/client: <percent> %` (RequestQueue + AsyncHTTPClient as a percentage of
 // AsyncHTTPClient alone, medians). Runs alternate between the ways so that drift on a shared
 // machine hits them alike.
+import ArgumentParser
 import AsyncHTTPClient
 import LoopbackServer
 import NIOCore
@@ -19,7 +20,7 @@ import Synchronization
 import Glibc
 #endif
 
-let arguments = BenchmarkArguments(CommandLine.arguments)
+let arguments = BenchmarkArguments.parseOrExit()
 let server = try await LoopbackServer.start()
 var clientConfiguration = HTTPClient.Configuration()
 clientConfiguration.connectionPool = .init(
@@ -177,45 +178,30 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
     var description: String { "\(self.failures) requests failed; the figures would be meaningless" }
 }
 
-struct BenchmarkArguments {
+/// The command line: `--help` is generated; every value is checked before the server starts.
+struct BenchmarkArguments: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "http-benchmark",
+        abstract: "Requests per second through RequestQueue + AsyncHTTPClient against AsyncHTTPClient alone.",
+        discussion: """
+            Ends with one line: pipeline/client: <percent> % (RequestQueue + AsyncHTTPClient as a \
+            percentage of AsyncHTTPClient alone, medians).
+            """)
+
+    @Option(help: "Requests per run of each way.")
     var requests = 20_000
+
+    @Option(help: "Requests in flight.")
     var concurrency = 16
+
+    @Option(help: "Runs of each way, alternating; medians are reported.")
     var runs = 5
 
-    static let usage = """
-        usage: http-benchmark [--requests N] [--concurrency C] [--runs R]
-          --requests N      requests per run of each way (default 20000)
-          --concurrency C   requests in flight (default 16)
-          --runs R          runs of each way, alternating; medians are reported (default 5)
-          -h, --help        this text
-        Ends with one line: pipeline/client: <percent> % (RequestQueue + AsyncHTTPClient as a percentage
-        of AsyncHTTPClient alone, medians).
-        """
-
-    init(_ arguments: [String]) {
-        var iterator = arguments.dropFirst().makeIterator()
-        while let flag = iterator.next() {
-            if flag == "-h" || flag == "--help" {
-                print(Self.usage)
-                exit(0)
-            }
-            let value = iterator.next()
-            switch (flag, value.flatMap { Int($0) }) {
-            case ("--requests", let number?) where number > 0: self.requests = number
-            case ("--concurrency", let number?) where number > 0: self.concurrency = number
-            case ("--runs", let number?) where number > 0: self.runs = number
-            case ("--requests", _), ("--concurrency", _), ("--runs", _):
-                Self.fail("\(flag) needs a whole number of at least 1, got \(value.map { "\"\($0)\"" } ?? "nothing")")
-            default:
-                Self.fail("unknown argument \"\(flag)\"")
-            }
+    func validate() throws {
+        for (flag, value) in [("--requests", self.requests), ("--concurrency", self.concurrency), ("--runs", self.runs)]
+        where value < 1 {
+            throw ValidationError("\(flag) needs a whole number of at least 1, got \(value)")
         }
-    }
-
-    static func fail(_ message: String) -> Never {
-        let text = "http-benchmark: \(message)\n\(Self.usage)\n"
-        _ = text.withCString { write(2, $0, strlen($0)) }  // standard error: stdout carries the figures
-        exit(64)
     }
 }
 

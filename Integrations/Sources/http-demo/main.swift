@@ -1,9 +1,22 @@
 // The demo's requests scene (seed 003) against a real HTTP server on loopback: a Hummingbird
 // server on 127.0.0.1 whose token expires mid-burst, AsyncHTTPClient under a RequestQueue.
+import ArgumentParser
 import LoopbackServer
 import SerialHTTPClient
 import SerialRuntime
 import Synchronization
+
+/// The command line: no options; `--help` says what the demo shows, anything else is refused.
+struct HTTPDemo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "http-demo",
+        abstract: "The requests scene against a Hummingbird server on 127.0.0.1.",
+        discussion: """
+            A RequestQueue over AsyncHTTPClient whose token expires mid-burst: one refresh, the \
+            other requests parked and re-sent with the new token. Talks to nothing but 127.0.0.1.
+            """)
+}
+_ = HTTPDemo.parseOrExit()
 
 print("== RequestQueue over AsyncHTTPClient, against a Hummingbird server on 127.0.0.1 ==")
 var behaviour = ServerBehaviour()

@@ -1,0 +1,38 @@
+#if Postgres  // compiled only with the package trait Postgres (see Package.swift)
+/// Why a `PostgresCredentialCoordinator` could not answer. Each case names what to check.
+public enum PostgresCoordinatorError: Error, CustomStringConvertible {
+    /// No connection to the database within the time allowed (refused, timed out, closed): at
+    /// start, `connect` throws it; mid-run, the refresh that asked fails with it (its parked
+    /// requests fail once with `RequestError.refreshFailed`), and the next call connects again.
+    case unreachable(endpoint: String, reason: String)
+    /// A statement did not answer within `Configuration.operationTimeout`.
+    case timedOut(endpoint: String, operation: String, after: Duration)
+    /// The database answered with an error (permissions, a table of another shape…).
+    case statementFailed(operation: String, reason: String)
+    /// The credential's row is missing (deleted by someone else after `connect` created it).
+    case missingCredential(name: String)
+    /// The stored credential could not be decoded by the coordinator's codec.
+    case undecodableCredential(name: String, reason: String)
+    /// `Configuration.table` is not a plain SQL identifier (letters, digits, underscores; not
+    /// starting with a digit; at most 63 bytes).
+    case invalidTableName(String)
+
+    /// What failed and why, naming the endpoint, the statement or the table name.
+    public var description: String {
+        switch self {
+        case .unreachable(let endpoint, let reason):
+            return "PostgreSQL at \(endpoint) unreachable: \(reason)"
+        case .timedOut(let endpoint, let operation, let after):
+            return "PostgreSQL at \(endpoint) did not answer \(operation) within \(after) (operationTimeout)"
+        case .statementFailed(let operation, let reason):
+            return "PostgreSQL refused \(operation): \(reason)"
+        case .missingCredential(let name):
+            return "credential \"\(name)\" has no row in the coordinator's table (was it deleted?)"
+        case .undecodableCredential(let name, let reason):
+            return "credential \"\(name)\" in the coordinator's table could not be decoded: \(reason)"
+        case .invalidTableName(let name):
+            return "\"\(name)\" is not a plain SQL identifier; use letters, digits and underscores"
+        }
+    }
+}
+#endif  // Postgres
