@@ -4,10 +4,19 @@ import Glibc
 /// The seam operations of a simulated thread: each updates the model and is a scheduling point.
 /// Called only by the thread that holds the baton (`me`), from the seam in `System/`.
 extension SimulationKernel {
+    /// Under the lock: a thread of a run that has ended (stuck, then released) never runs again,
+    /// and must not touch objects that a later run may be using.
+    private func parkIfEnded(_ me: SimulatedThread) {
+        while self.status != .running {
+            checkPthread(pthread_cond_wait(me.wake, self.lock), "pthread_cond_wait")
+        }
+    }
+
     // MARK: Mutex
 
     func lock(_ mutex: PthreadMutex, by me: SimulatedThread) {
         self.enter()
+        self.parkIfEnded(me)
         let id = self.id(of: &mutex.simulationTag)
         if _slowPath(self.mutexOwners[id] == me.id) {
             fatalError("simulation: \(me.title) locks mutex M\(id), which it already holds (it would deadlock)")
@@ -24,6 +33,7 @@ extension SimulationKernel {
     func unlock(_ mutex: PthreadMutex, by me: SimulatedThread) {
         checkPthread(pthread_mutex_unlock(mutex.pointer), "pthread_mutex_unlock")
         self.enter()
+        self.parkIfEnded(me)
         let id = self.id(of: &mutex.simulationTag)
         if _slowPath(self.mutexOwners[id] != me.id) {
             fatalError("simulation: \(me.title) unlocks mutex M\(id), which it does not hold")
@@ -43,6 +53,7 @@ extension SimulationKernel {
     ) {
         checkPthread(pthread_mutex_unlock(mutex.pointer), "pthread_mutex_unlock")
         self.enter()
+        self.parkIfEnded(me)
         let conditionID = self.id(of: &condition.simulationTag)
         let mutexID = self.id(of: &mutex.simulationTag)
         if _slowPath(self.mutexOwners[mutexID] != me.id) {
@@ -63,6 +74,7 @@ extension SimulationKernel {
     /// Wakes the longest waiter of `condition` (or all of them): they then compete for their mutex.
     func signal(_ condition: PthreadCondition, all: Bool, by me: SimulatedThread) {
         self.enter()
+        self.parkIfEnded(me)
         let id = self.id(of: &condition.simulationTag)
         var waiters = self.conditionWaiters[id] ?? []
         let woken = all ? waiters : Array(waiters.prefix(1))
@@ -85,6 +97,7 @@ extension SimulationKernel {
     /// clock (a spin window, a deadline) ends, and each read lets other threads run.
     func readClock(by me: SimulatedThread) -> UInt64 {
         self.enter()
+        self.parkIfEnded(me)
         self.now &+= self.limits.clockQuantumNanoseconds
         self.mix(0x30, me.id, 0, self.now)
         self.yield(me)
@@ -145,6 +158,7 @@ extension SimulationKernel {
     /// (already on its way out). `false` when `handle` is not one of this run's threads.
     func join(_ handle: pthread_t, by me: SimulatedThread) -> Bool {
         self.enter()
+        self.parkIfEnded(me)
         guard let target = self.threads.first(where: { $0.handle.map { pthread_equal($0, handle) != 0 } ?? false })
         else {
             self.leave()
@@ -164,6 +178,7 @@ extension SimulationKernel {
     /// A failed expectation of the scenario: recorded (the first one wins), and the run goes on.
     func check(failedWith message: String, by me: SimulatedThread) {
         self.enter()
+        self.parkIfEnded(me)
         self.recordFailure(.check, "\(me.title): \(message)")
         self.leave()
     }

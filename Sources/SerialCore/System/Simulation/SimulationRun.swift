@@ -59,6 +59,9 @@ package struct SimulationOutcome: Sendable {
 
 /// Runs scenarios under the simulator.
 package enum SimulationRun {
+    /// Held by the controlling thread for the whole of a run (never by a simulated thread).
+    private static let oneAtATime = LockedValue(())
+
     /// Whether the calling thread is a simulated thread of a running simulation.
     package static var isSimulatedThread: Bool { SimulatedThread.current != nil }
 
@@ -76,6 +79,14 @@ package enum SimulationRun {
                 + "as plain function calls instead")
         }
         SimulationTrapLine.install()
+        // One run at a time in a process: objects shared by every run (global locks such as the
+        // wait graph's) carry one run's ids at a time, and two runs would only share two cores.
+        return Self.oneAtATime.withLock { _ in Self.executeAlone(scheduler, limits: limits, scenario) }
+    }
+
+    private static func executeAlone(
+        _ scheduler: SimulationScheduler, limits: SimulationLimits, _ scenario: @escaping () -> Void
+    ) -> SimulationOutcome {
         let kernel = SimulationKernel(scheduler: scheduler, limits: limits)
         let (main, body) = kernel.register(name: "main", body: scenario)
         let start = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
