@@ -109,6 +109,35 @@ enum Scenarios {
         Simulation.check(log.entries.count == 6, "ran \(log.entries)")
     }
 
+    /// A wrong expectation on purpose: work from two producers has no order between them, so
+    /// the check fails under some interleavings only.
+    static let crossProducerOrder: @Sendable () -> Void = {
+        let target = SerialQueue(label: "sim-target")
+        let producer = SerialQueue(label: "sim-producer")
+        let log = ScenarioLog()
+        producer.async { target.async { log.body(1) } }
+        target.async { log.body(2) }
+        producer.sync {}
+        target.sync {}
+        Simulation.check(log.entries == [2, 1], "order: \(log.entries)")
+    }
+
+    /// Two pooled queues on a two-thread pool, each fed async work and then a sync: each queue
+    /// runs its items in order, one body at a time (the two queues may overlap each other).
+    static let pooledQueues: @Sendable () -> Void = {
+        let pool = WorkerPool(threads: 2, label: "sim-pool")
+        let queues = [SerialQueue(label: "sim-pooled-a", pool: pool), SerialQueue(label: "sim-pooled-b", pool: pool)]
+        let logs = [ScenarioLog(), ScenarioLog()]
+        for item in 0..<3 {
+            for (queue, log) in zip(queues, logs) { queue.async { log.body(item) } }
+        }
+        for (queue, log) in zip(queues, logs) { queue.sync { log.body(3) } }
+        for (index, log) in logs.enumerated() {
+            Simulation.check(log.entries == [0, 1, 2, 3], "queue \(index) ran \(log.entries)")
+            Simulation.check(log.mostInBody == 1, "queue \(index): \(log.mostInBody) bodies ran at once")
+        }
+    }
+
     static let lostWakeUp: @Sendable () -> Void = {
         let mailbox = LostWakeUpMailbox()
         let poster = SerialQueue(label: "sim-poster")

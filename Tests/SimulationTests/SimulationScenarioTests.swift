@@ -14,6 +14,8 @@ import Testing
         }
         #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
         #expect(report.results.allSatisfy { $0.threads == 5 })
+        // The seeds explore: most runs take a path of their own.
+        #expect(Set(report.results.map(\.traceHash)).count >= 20, "\(Set(report.results.map(\.traceHash)).count) paths")
     }
 
     @Test(arguments: [Simulation.Strategy.random, .pct(depth: 2), .pct(depth: 3)])
@@ -54,6 +56,29 @@ import Testing
         #expect(replays.allSatisfy { $0.failure?.report == failure.report })
         print("lost wake-up: \(report.failures.count) of 100 schedules deadlocked; first seed \(failed.seed); "
             + "replayed 10/10 with trace hash \(String(failed.traceHash, radix: 16))")
+    }
+
+    @Test func aWrongExpectationFailsUnderSomeInterleavingsAndReplays() async throws {
+        let (report, replay) = await offThePool { () -> (SimulationReport, SimulationResult?) in
+            let report = Simulation(strategy: .random).explore(seeds: 0..<30, Scenarios.crossProducerOrder)
+            return (report, report.failures.first.map { Simulation.replay($0.token, Scenarios.crossProducerOrder) })
+        }
+        #expect(!report.failures.isEmpty && report.failures.count < 30, "\(report.failures.count) of 30 failed")
+        let failed = try #require(report.failures.first)
+        #expect(failed.failure?.kind == "failed check")
+        #expect(failed.failure?.report.contains("order: [1, 2]") == true)
+        #expect(replay?.traceHash == failed.traceHash && replay?.failure?.report == failed.failure?.report)
+    }
+
+    /// The pool's hand-off atomics are not seam operations yet; its waits and spin windows are.
+    @Test(arguments: [Simulation.Strategy.random, .pct(depth: 3)])
+    func pooledQueuesRunUnderTheSimulator(strategy: Simulation.Strategy) async {
+        let report = await offThePool { Simulation(strategy: strategy).explore(seeds: 0..<20, Scenarios.pooledQueues) }
+        #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
+        let steps = report.results.map(\.steps)
+        print("pooled \(strategy): \(report.summary); steps \(steps.min() ?? 0)…\(steps.max() ?? 0), "
+            + "threads \(report.results.first?.threads ?? 0), "
+            + "\(Set(report.results.map(\.traceHash)).count) distinct traces")
     }
 
     @Test func aTrapPrintsTheReplayLine() async {
