@@ -36,7 +36,7 @@ let package = Package(
     traits: [
         .trait(
             name: "Simulation",
-            description: "Runs the runtime's threads under SerialTesting's seeded deterministic scheduler (tests only)."),
+            description: "Runs the runtime's threads under a seeded deterministic scheduler (tests only)."),
     ],
     dependencies: documentationDependencies,
     targets: [
@@ -51,7 +51,8 @@ let package = Package(
             dependencies: ["SerialCore", "SerialTimers", "SerialCountdown", "SerialPolling", "SerialRequests"]
         ),
         .target(
-            name: "SerialTesting", dependencies: ["SerialCore", "SerialTimers"], swiftSettings: internalChecks + simulation),
+            name: "SerialTesting", dependencies: ["SerialCore", "SerialTimers"],
+            swiftSettings: internalChecks + simulation),
         .target(
             name: "SerialExperimentalExecutors", dependencies: ["SerialCore", "SerialTimers"],
             swiftSettings: internalChecks),
@@ -80,7 +81,8 @@ let package = Package(
         // The scheduler's own tests (every build) and scenarios on the runtime's real code under the
         // simulator (built with the Simulation trait only).
         .testTarget(
-            name: "SimulationTests", dependencies: ["SerialCore", "SerialRuntime", "SerialTesting", "SerialTestSupport"],
+            name: "SimulationTests",
+            dependencies: ["SerialCore", "SerialRuntime", "SerialTesting", "SerialTestSupport"],
             swiftSettings: simulation),
     ],
     swiftLanguageModes: [.v6]

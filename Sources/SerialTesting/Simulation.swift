@@ -13,7 +13,7 @@ import SerialCore
 /// ```swift
 /// let report = Simulation(strategy: .pct(depth: 3)).explore(seeds: 0..<100) {
 ///     let queue = SerialQueue(label: "db")
-///     let log = LockedLog()
+///     let log = LockedLog()                    // a log type of your own
 ///     queue.async { log.append(1) }
 ///     queue.sync { log.append(2) }
 ///     Simulation.check(log.values == [1, 2], "sync ran before earlier async work: \(log.values)")

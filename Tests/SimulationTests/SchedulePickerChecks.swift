@@ -46,7 +46,9 @@ enum SchedulePickerChecks {
         }
         var one = make(1)
         var two = make(2)
-        if Self.answers(&one, sets) == Self.answers(&two, sets) { problems.append("seeds 1 and 2 gave the same answers") }
+        if Self.answers(&one, sets) == Self.answers(&two, sets) {
+            problems.append("seeds 1 and 2 gave the same answers")
+        }
         return problems
     }
 
@@ -92,7 +94,8 @@ enum SchedulePickerChecks {
                 for other in set where other != chosen {
                     let pair = Pair(min(chosen, other), max(chosen, other))
                     if let winner = preferred[pair], winner != chosen {
-                        problems.append("seed \(seed) step \(step): T\(chosen) ran before T\(winner), against their priorities")
+                        problems.append(
+                            "seed \(seed) step \(step): T\(chosen) ran before T\(winner), against their priorities")
                         return problems
                     }
                     preferred[pair] = chosen

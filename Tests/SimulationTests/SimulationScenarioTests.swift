@@ -29,14 +29,15 @@ import Testing
         #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
     }
 
-    @Test func theSameSeedRunsTheSameTrace() async {
-        let hashes = await offThePool {
-            (0..<3).map { _ in
-                Simulation(strategy: .random).run(seed: 11, Scenarios.producersKeepFIFO(producers: 2, items: 3))
-            }
+    @Test(arguments: ["dedicated", "pooled"])
+    func theSameSeedRunsTheSameTrace(mode: String) async {
+        let scenario = mode == "pooled" ? Scenarios.pooledQueues : Scenarios.producersKeepFIFO(producers: 2, items: 3)
+        let results = await offThePool {
+            (0..<3).map { _ in Simulation(strategy: .random).run(seed: 11, scenario) }
         }
-        #expect(Set(hashes.map(\.traceHash)).count == 1)
-        #expect(Set(hashes.map(\.token)).count == 1)
+        #expect(Set(results.map(\.traceHash)).count == 1)
+        #expect(Set(results.map(\.token)).count == 1)
+        #expect(results.allSatisfy { $0.passed })
     }
 
     @Test func theLostWakeUpIsFoundAsADeadlockAndItsTokenReplaysIdentically() async throws {

@@ -33,8 +33,9 @@ import Testing
         #expect(SchedulePickerChecks.picksOnlyRunnable { BrokenPickers.OffByOne(seed: $0) } != [])
         #expect(SchedulePickerChecks.isUniform { BrokenPickers.FavoursFirst(seed: $0) } != [])
         #expect(
-            SchedulePickerChecks.respectsPriorities(depth: 3) { BrokenPickers.FakePCT(seed: $0, depth: $1, expectedSteps: $2) }
-                != [])
+            SchedulePickerChecks.respectsPriorities(depth: 3) {
+                BrokenPickers.FakePCT(seed: $0, depth: $1, expectedSteps: $2)
+            } != [])
         #expect(
             SchedulePickerChecks.respectsPriorities(depth: 3) {
                 BrokenPickers.PCTWithoutChanges(seed: $0, depth: $1, expectedSteps: $2)

@@ -11,7 +11,8 @@ extension SimulationKernel {
             var line = "  \(thread.title): \(self.describeWait(of: thread))"
             let held = thread.stack?.labels ?? []
             if !held.isEmpty && thread.state != .finished {
-                line += "; holds queue\(held.count == 1 ? "" : "s") " + held.map { "\"\($0)\"" }.joined(separator: " → ")
+                let names = held.map { "\"\($0)\"" }.joined(separator: " → ")
+                line += "; holds queue\(held.count == 1 ? "" : "s") \(names)"
             }
             lines.append(line)
         }
@@ -42,7 +43,9 @@ extension SimulationKernel {
         for thread in self.threads {
             guard let stack = thread.stack else { continue }
             let tag = stack.turnGranted.simulationTag
-            if tag.generation == self.generation && tag.id == condition { return " (T\(thread.id)'s wake-up for its sync turn)" }
+            if tag.generation == self.generation && tag.id == condition {
+                return " (T\(thread.id)'s wake-up for its sync turn)"
+            }
         }
         return ""
     }

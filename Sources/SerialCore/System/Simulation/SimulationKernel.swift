@@ -85,7 +85,8 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     func yield(_ me: SimulatedThread) {
         if self.status == .running {
             if _slowPath(self.running != me.id) {
-                fatalError("simulation: \(me.title) reached a seam operation without the baton (internal inconsistency)")
+                fatalError("simulation: \(me.title) reached a seam operation without the baton "
+                    + "(internal inconsistency)")
             }
             self.pickNext()
         }
