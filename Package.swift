@@ -119,6 +119,11 @@ let defaultTraits: Set<Trait> =
 
 // MARK: - Package
 
+/// The `Simulation` trait (off by default) builds the seam in `SerialCore/System` with a deterministic
+/// scheduler behind it: `SERIAL_SIMULATION` is defined for the targets that hold or drive it. Build it
+/// apart from ordinary builds: `swift build --traits Simulation --scratch-path .build-sim`.
+let simulation: [SwiftSetting] = [.define("SERIAL_SIMULATION", .when(traits: ["Simulation"]))]
+
 let package = Package(
     name: "swift-serial-runtime",
     products: [
@@ -129,11 +134,15 @@ let package = Package(
         .library(name: "SerialExperimentalExecutors", targets: ["SerialExperimentalExecutors"]),
         .executable(name: "demo", targets: ["demo"]),
     ] + integrationProducts,
-    traits: integrationTraits.union(defaultTraits),
+    traits: integrationTraits.union(defaultTraits).union([
+        .trait(
+            name: "Simulation",
+            description: "Runs the runtime's threads under a seeded deterministic scheduler (tests only)."),
+    ]),
     dependencies: integrationDependencies + documentationDependencies,
     targets: [
         // Layers, lowest first. Each imports only what is below it.
-        .target(name: "SerialCore", swiftSettings: internalChecks),
+        .target(name: "SerialCore", swiftSettings: internalChecks + simulation),
         .target(name: "SerialTimers", dependencies: ["SerialCore"], swiftSettings: internalChecks),
         .target(name: "SerialCountdown", dependencies: ["SerialCore", "SerialTimers"], swiftSettings: internalChecks),
         .target(name: "SerialPolling", dependencies: ["SerialCore", "SerialTimers"], swiftSettings: internalChecks),
@@ -142,7 +151,9 @@ let package = Package(
             name: "SerialRuntime",
             dependencies: ["SerialCore", "SerialTimers", "SerialCountdown", "SerialPolling", "SerialRequests"]
         ),
-        .target(name: "SerialTesting", dependencies: ["SerialCore", "SerialTimers"], swiftSettings: internalChecks),
+        .target(
+            name: "SerialTesting", dependencies: ["SerialCore", "SerialTimers"],
+            swiftSettings: internalChecks + simulation),
         .target(
             name: "SerialExperimentalExecutors", dependencies: ["SerialCore", "SerialTimers"],
             swiftSettings: internalChecks),
@@ -168,6 +179,12 @@ let package = Package(
             exclude: ["DefaultExecutorFactory"]),
         // Seeded, bounded, repeated concurrency scenarios; run under ThreadSanitizer in CI.
         .testTarget(name: "StressTests", dependencies: ["SerialRuntime", "SerialTesting", "SerialTestSupport"]),
+        // The scheduler's own tests (every build) and scenarios on the runtime's real code under the
+        // simulator (built with the Simulation trait only).
+        .testTarget(
+            name: "SimulationTests",
+            dependencies: ["SerialCore", "SerialRuntime", "SerialTesting", "SerialTestSupport"],
+            swiftSettings: simulation),
     ] + integrationTargets,
     swiftLanguageModes: [.v6]
 )

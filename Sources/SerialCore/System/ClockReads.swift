@@ -5,7 +5,11 @@ enum ClockReads {
     /// Nanoseconds on `CLOCK_MONOTONIC`: steady, stops while the system is suspended.
     @inline(__always)
     static func monotonicNanoseconds() -> UInt64 {
-        Self.read(CLOCK_MONOTONIC, "clock_gettime(CLOCK_MONOTONIC)")
+        // Seam: a simulated thread reads virtual time, and each read is a scheduling point.
+        #if SERIAL_SIMULATION
+        if let thread = SimulatedThread.current { return thread.kernel.readClock(by: thread) }
+        #endif
+        return Self.read(CLOCK_MONOTONIC, "clock_gettime(CLOCK_MONOTONIC)")
     }
 
     @inline(__always)

@@ -6,6 +6,10 @@ import Glibc
 /// - Invariant: `pointer` is initialised for the whole life of the object.
 final class PthreadCondition {
     private let pointer: UnsafeMutablePointer<pthread_cond_t>
+    #if SERIAL_SIMULATION
+    /// This condition's identity in a simulation run (see `SimulationKernel`).
+    var simulationTag = SimulationObjectTag()
+    #endif
 
     init() {
         self.pointer = .allocate(capacity: 1)
@@ -21,26 +25,46 @@ final class PthreadCondition {
         self.pointer.deallocate()
     }
 
+    // Seam: in a simulation build, a simulated thread's signal, broadcast and waits are
+    // scheduling points on the model (`SimulationKernel`); the real signal still goes out, for
+    // any waiter outside the simulation. Every other build and thread runs the plain calls.
+
     /// Wakes every waiter.
     func broadcast() {
+        #if SERIAL_SIMULATION
+        if let thread = SimulatedThread.current { thread.kernel.signal(self, all: true, by: thread) }
+        #endif
         checkPthread(pthread_cond_broadcast(self.pointer), "pthread_cond_broadcast")
     }
 
     /// Wakes one waiter, if any.
     @inline(__always)
     func signal() {
+        #if SERIAL_SIMULATION
+        if let thread = SimulatedThread.current { thread.kernel.signal(self, all: false, by: thread) }
+        #endif
         checkPthread(pthread_cond_signal(self.pointer), "pthread_cond_signal")
     }
 
     /// Sleeps until signalled (or woken spuriously). `mutex` must be held by the caller.
     @inline(__always)
     func wait(releasing mutex: PthreadMutex) {
+        #if SERIAL_SIMULATION
+        if let thread = SimulatedThread.current {
+            return thread.kernel.wait(on: self, releasing: mutex, until: nil, by: thread)
+        }
+        #endif
         checkPthread(pthread_cond_wait(self.pointer, mutex.pointer), "pthread_cond_wait")
     }
 
     /// Sleeps until signalled, woken spuriously, or `deadline` on the monotonic clock has passed.
     /// `mutex` must be held by the caller.
     func wait(releasing mutex: PthreadMutex, until deadline: MonotonicInstant) {
+        #if SERIAL_SIMULATION
+        if let thread = SimulatedThread.current {
+            return thread.kernel.wait(on: self, releasing: mutex, until: deadline.nanoseconds, by: thread)
+        }
+        #endif
         var time = timespec(
             tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
             tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))

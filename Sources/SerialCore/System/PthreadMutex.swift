@@ -20,6 +20,10 @@ func checkPthread(_ rc: Int32, _ call: StaticString, file: StaticString = #fileI
 /// - Invariant: `pointer` is initialised for the whole life of the object.
 final class PthreadMutex {
     let pointer: UnsafeMutablePointer<pthread_mutex_t>
+    #if SERIAL_SIMULATION
+    /// This mutex's identity in a simulation run (see `SimulationKernel`).
+    var simulationTag = SimulationObjectTag()
+    #endif
 
     init() {
         self.pointer = .allocate(capacity: 1)
@@ -41,13 +45,21 @@ final class PthreadMutex {
         self.pointer.deallocate()
     }
 
+    // Seam: in a simulation build, a simulated thread's lock and unlock are scheduling points
+    // (`SimulationKernel`); every other build and thread runs the plain call.
     @inline(__always)
     func lock() {
+        #if SERIAL_SIMULATION
+        if let thread = SimulatedThread.current { return thread.kernel.lock(self, by: thread) }
+        #endif
         checkPthread(pthread_mutex_lock(self.pointer), "pthread_mutex_lock")
     }
 
     @inline(__always)
     func unlock() {
+        #if SERIAL_SIMULATION
+        if let thread = SimulatedThread.current { return thread.kernel.unlock(self, by: thread) }
+        #endif
         checkPthread(pthread_mutex_unlock(self.pointer), "pthread_mutex_unlock")
     }
 

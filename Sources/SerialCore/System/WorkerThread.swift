@@ -34,6 +34,15 @@ struct WorkerThread: @unchecked Sendable {  // a pthread_t is a plain handle, va
     /// - Throws: `StartError` when the system cannot create a thread; `body` is released unrun.
     init(name: String, fallbackName: String, body: @escaping () -> Void) throws(StartError) {
         let name = name.isEmpty ? fallbackName : name
+        // Seam: a thread started by a simulated thread joins its run (it waits for the baton).
+        #if SERIAL_SIMULATION
+        var body = body
+        let simulated = SimulatedThread.current.map { creator in
+            let (thread, wrapped) = creator.kernel.register(name: name, body: body)
+            body = wrapped
+            return (creator, thread)
+        }
+        #endif
         let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
         var handle = pthread_t()
         let rc = pthread_create(&handle, nil, { argument in
@@ -42,6 +51,11 @@ struct WorkerThread: @unchecked Sendable {  // a pthread_t is a plain handle, va
             start.body()
             return nil
         }, start)
+        #if SERIAL_SIMULATION
+        if let (creator, thread) = simulated {
+            creator.kernel.started(thread, handle: rc == 0 ? handle : nil, by: creator)
+        }
+        #endif
         if rc != 0 {
             Unmanaged<Start>.fromOpaque(start).release()
             throw StartError(errno: rc)
@@ -54,6 +68,9 @@ struct WorkerThread: @unchecked Sendable {  // a pthread_t is a plain handle, va
 
     /// Waits for the thread to finish and frees its resources.
     func join() {
+        #if SERIAL_SIMULATION
+        if let thread = SimulatedThread.current, thread.kernel.join(self.handle, by: thread) { return }
+        #endif
         checkPthread(pthread_join(self.handle, nil), "pthread_join")
     }
 

@@ -1,0 +1,186 @@
+#if SERIAL_SIMULATION
+import Glibc
+
+/// The seam operations of a simulated thread: each updates the model and is a scheduling point.
+/// Called only by the thread that holds the baton (`me`), from the seam in `System/`.
+extension SimulationKernel {
+    /// Under the lock: a thread of a run that has ended (stuck, then released) never runs again,
+    /// and must not touch objects that a later run may be using.
+    private func parkIfEnded(_ me: SimulatedThread) {
+        while self.status != .running {
+            checkPthread(pthread_cond_wait(me.wake, self.lock), "pthread_cond_wait")
+        }
+    }
+
+    // MARK: Mutex
+
+    func lock(_ mutex: PthreadMutex, by me: SimulatedThread) {
+        self.enter()
+        self.parkIfEnded(me)
+        let id = self.id(of: &mutex.simulationTag)
+        if _slowPath(self.mutexOwners[id] == me.id) {
+            fatalError("simulation: \(me.title) locks mutex M\(id), which it already holds (it would deadlock)")
+        }
+        self.mix(0x10, me.id, id)
+        me.state = .locking(mutex: id)
+        self.yield(me)  // picked only while the mutex is free
+        self.mutexOwners[id] = me.id
+        me.state = .ready
+        self.leave()
+        checkPthread(pthread_mutex_lock(mutex.pointer), "pthread_mutex_lock")
+    }
+
+    func unlock(_ mutex: PthreadMutex, by me: SimulatedThread) {
+        checkPthread(pthread_mutex_unlock(mutex.pointer), "pthread_mutex_unlock")
+        self.enter()
+        self.parkIfEnded(me)
+        let id = self.id(of: &mutex.simulationTag)
+        if _slowPath(self.mutexOwners[id] != me.id) {
+            fatalError("simulation: \(me.title) unlocks mutex M\(id), which it does not hold")
+        }
+        self.mutexOwners[id] = nil
+        self.mix(0x11, me.id, id)
+        self.yield(me)
+        self.leave()
+    }
+
+    // MARK: Condition
+
+    /// Waits on `condition`, releasing `mutex` (held by `me`) meanwhile; with a `deadline`, the
+    /// wait also ends when virtual time reaches it. Returns with `mutex` held again.
+    func wait(
+        on condition: PthreadCondition, releasing mutex: PthreadMutex, until deadline: UInt64?, by me: SimulatedThread
+    ) {
+        checkPthread(pthread_mutex_unlock(mutex.pointer), "pthread_mutex_unlock")
+        self.enter()
+        self.parkIfEnded(me)
+        let conditionID = self.id(of: &condition.simulationTag)
+        let mutexID = self.id(of: &mutex.simulationTag)
+        if _slowPath(self.mutexOwners[mutexID] != me.id) {
+            fatalError("simulation: \(me.title) waits on C\(conditionID) without holding its mutex M\(mutexID)")
+        }
+        self.mutexOwners[mutexID] = nil
+        self.conditionWaiters[conditionID, default: []].append(me.id)
+        me.state = .waiting(condition: conditionID, mutex: mutexID, deadline: deadline)
+        me.timedOut = false
+        self.mix(0x20, me.id, conditionID, deadline ?? .max)
+        self.yield(me)  // back once signalled or timed out, and the mutex is free
+        self.mutexOwners[mutexID] = me.id
+        me.state = .ready
+        self.leave()
+        checkPthread(pthread_mutex_lock(mutex.pointer), "pthread_mutex_lock")
+    }
+
+    /// Wakes the longest waiter of `condition` (or all of them): they then compete for their mutex.
+    func signal(_ condition: PthreadCondition, all: Bool, by me: SimulatedThread) {
+        self.enter()
+        self.parkIfEnded(me)
+        let id = self.id(of: &condition.simulationTag)
+        var waiters = self.conditionWaiters[id] ?? []
+        let woken = all ? waiters : Array(waiters.prefix(1))
+        waiters.removeFirst(woken.count)
+        self.conditionWaiters[id] = waiters.isEmpty ? nil : waiters
+        for thread in woken {
+            guard case .waiting(_, let mutex, _) = self.threads[thread].state else {
+                fatalError("simulation: T\(thread) is on C\(id)'s waiters but not waiting (internal inconsistency)")
+            }
+            self.threads[thread].state = .locking(mutex: mutex)
+        }
+        self.mix(all ? 0x22 : 0x21, me.id, id, UInt64(woken.count))
+        self.yield(me)
+        self.leave()
+    }
+
+    // MARK: Clock
+
+    /// Virtual monotonic time: every read moves it on by a quantum, so a loop that watches the
+    /// clock (a spin window, a deadline) ends, and each read lets other threads run.
+    func readClock(by me: SimulatedThread) -> UInt64 {
+        self.enter()
+        self.parkIfEnded(me)
+        self.now &+= self.limits.clockQuantumNanoseconds
+        self.mix(0x30, me.id, 0, self.now)
+        self.yield(me)
+        let now = self.now
+        self.leave()
+        return now
+    }
+
+    // MARK: Threads
+
+    /// Adds a thread named `name` to the run, not yet started: returns it and the body its
+    /// pthread must run (which waits for the baton first and hands it on when `body` returns).
+    func register(name: String, body: @escaping () -> Void) -> (SimulatedThread, () -> Void) {
+        self.enter()
+        let thread = SimulatedThread(id: self.threads.count, name: name, kernel: self)
+        self.threads.append(thread)
+        self.mix(0x40, thread.id, 0)
+        self.leave()
+        return (thread, { [self] in
+            SimulatedThread.setCurrent(thread)
+            self.arrive(thread)
+            body()
+            self.finish(thread)
+        })
+    }
+
+    /// After `pthread_create` (`handle`, or `nil` when it failed) by `me` (`nil`: the controller).
+    func started(_ thread: SimulatedThread, handle: pthread_t?, by me: SimulatedThread?) {
+        self.enter()
+        thread.handle = handle
+        if handle == nil { thread.state = .finished }
+        if let me { self.yield(me) }
+        self.leave()
+    }
+
+    /// A new thread's first act: wait until the scheduler first picks it.
+    private func arrive(_ thread: SimulatedThread) {
+        self.enter()
+        while self.running != thread.id || self.status != .running {
+            checkPthread(pthread_cond_wait(thread.wake, self.lock), "pthread_cond_wait")
+        }
+        self.leave()
+        thread.stack = CurrentQueueStack.current
+    }
+
+    /// A thread's last act: hand the baton on and leave the simulation.
+    private func finish(_ thread: SimulatedThread) {
+        self.enter()
+        thread.state = .finished
+        self.mix(0x41, thread.id, 0)
+        self.yield(thread)
+        self.leave()
+        // Thread-exit destructors (queue stacks, conditions) run outside the simulation.
+        SimulatedThread.setCurrent(nil)
+    }
+
+    /// Waits in the model until the thread behind `handle` has finished, then joins the pthread
+    /// (already on its way out). `false` when `handle` is not one of this run's threads.
+    func join(_ handle: pthread_t, by me: SimulatedThread) -> Bool {
+        self.enter()
+        self.parkIfEnded(me)
+        guard let target = self.threads.first(where: { $0.handle.map { pthread_equal($0, handle) != 0 } ?? false })
+        else {
+            self.leave()
+            return false
+        }
+        self.mix(0x42, me.id, target.id)
+        me.state = .joining(thread: target.id)
+        self.yield(me)
+        me.state = .ready
+        self.leave()
+        checkPthread(pthread_join(handle, nil), "pthread_join")
+        return true
+    }
+
+    // MARK: Checks
+
+    /// A failed expectation of the scenario: recorded (the first one wins), and the run goes on.
+    func check(failedWith message: String, by me: SimulatedThread) {
+        self.enter()
+        self.parkIfEnded(me)
+        self.recordFailure(.check, "\(me.title): \(message)")
+        self.leave()
+    }
+}
+#endif
