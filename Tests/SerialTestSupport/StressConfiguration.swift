@@ -17,3 +17,26 @@ public enum StressConfiguration {
         return max(1, Int(Double(base) * scale))
     }
 }
+
+/// Runs a stress scenario's blocking body on a thread of its own (see `offThePool`), at most
+/// `StressBodies.limit` at once in the process.
+///
+/// Off the cooperative pool, nothing else bounds how many scenarios run together: all of them at
+/// once oversubscribe two cores many times over, and under ThreadSanitizer their own bounded
+/// waits (10 s for one poll's outcome) ran out. Two at a time is what the suite was sized for.
+public func stressBody(_ body: @escaping @Sendable () -> Void) async {
+    await offThePool {
+        guard StressBodies.slots.wait(timeout: .seconds(3600)) else {
+            fatalError("stressBody: no slot within an hour (a scenario never ended)")
+        }
+        defer { StressBodies.slots.signal() }
+        body()
+    }
+}
+
+/// The process-wide limit of `stressBody`.
+public enum StressBodies {
+    /// How many stress bodies run at once.
+    public static let limit = 2
+    static let slots = TestSemaphore(value: limit)
+}

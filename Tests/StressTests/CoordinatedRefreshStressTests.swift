@@ -13,7 +13,7 @@ import Testing
 @Suite("Coordinated refresh stress on real queues")
 struct CoordinatedRefreshStressTests {
     @Test func queuesSharingACoordinatorNeverRefreshTheSameTokenTwice() async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let queues = 3
             let perThread = StressConfiguration.iterations(300)

@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func thousandsOfReceiversFromManyThreadsEachEndExactlyOnce(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let threads = 6
             let receiversPerThread = 500
@@ -159,7 +159,7 @@ import Testing
     final class Target: Sendable {}
 
     @Test func aQueueShutDownAtARandomMomentEndsEveryCountdownExactlyOnce() async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let rounds = StressConfiguration.iterations(40)
             let threads = 4

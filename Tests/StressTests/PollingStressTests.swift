@@ -223,7 +223,7 @@ struct PollingStressTests {
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func cancelRacingAnInlineAnswerLeavesExactlyOneOutcome(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let rounds = StressConfiguration.iterations(300)
             let queue = mode.queue(label: "poll-race")

@@ -10,7 +10,7 @@ import Testing
 @Suite("RequestQueue stress on real queues")
 struct RequestsStressTests {
     @Test(.serialized, arguments: QueueMode.allCases) func racingSubmittersCancellersAndExpiriesGiveExactlyOneCompletionEach(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let threads = 8
             let perThread = StressConfiguration.iterations(400)
@@ -48,7 +48,7 @@ struct RequestsStressTests {
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func shutdownRacingSubmittersEndsEveryRequestExactlyOnce(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let threads = 6
             let perThread = StressConfiguration.iterations(300)
@@ -85,7 +85,7 @@ struct RequestsStressTests {
 @Suite("RequestQueue: scheduler shutdown stress")
 struct RequestsSchedulerShutdownStressTests {
     @Test func aSchedulerShutDownAtARandomMomentCompletesEveryRequestExactlyOnce() async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let rounds = StressConfiguration.iterations(30)
             let threads = 4

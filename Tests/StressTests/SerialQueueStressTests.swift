@@ -34,7 +34,7 @@ struct SerialQueueStressTests {
     static let producers = 6  // three times the cores
 
     @Test(.serialized, arguments: QueueMode.allCases) func manyProducersMixingSyncAndAsyncKeepOneOrderAndOneOwner(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let perProducer = StressConfiguration.iterations(5_000)
             let queue = mode.queue(label: "stress-mix")
@@ -95,7 +95,7 @@ struct SerialQueueStressTests {
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func queuesCreatedAndDroppedInALoopLeaveNoThread(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let perThread = StressConfiguration.iterations(150)
             let ran = TestCounter()
@@ -128,7 +128,7 @@ struct SerialQueueStressTests {
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func releasingWhileWorkIsPendingRunsAllOfIt(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let queues = StressConfiguration.iterations(40)
             let ran = TestCounter()
@@ -155,7 +155,7 @@ struct SerialQueueStressTests {
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func suspendAndResumeUnderLoadKeepOrderAndLoseNothing(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let perProducer = StressConfiguration.iterations(5_000)
             let queue = mode.queue(label: "stress-suspend")
@@ -189,7 +189,7 @@ struct SerialQueueStressTests {
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func nestedSyncAcrossQueuesUnderLoadNeverDeadlocks(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let rounds = StressConfiguration.iterations(5_000)
             let a = mode.queue(label: "nest-a")
@@ -215,7 +215,7 @@ struct SerialQueueStressTests {
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func delayedWorkRunsOrIsCancelledExactlyOnce(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let perThread = StressConfiguration.iterations(5_000)
             let queue = mode.queue(label: "stress-delayed")
@@ -289,7 +289,7 @@ extension SerialQueueStressTests {
 @Suite("SerialQueue statistics stress")
 struct SerialQueueStatisticsStressTests {
     @Test func figuresAreExactAfterARandomMixDrains() async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let perProducer = StressConfiguration.iterations(3_000)
             let queue = SerialQueue(label: "stress-figures")

@@ -40,7 +40,7 @@ struct TimersStressTests {
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func scheduleAndCancelFromManyThreadsWhileTimersFireEachTimerEndsExactlyOnce(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let perThread = StressConfiguration.iterations(3_000)
             let queue = mode.queue(label: "stress-timers")
@@ -89,7 +89,7 @@ struct TimersStressTests {
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func stopRacingScheduleCancelAndFiringAccountsForEveryTimer(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let perThread = StressConfiguration.iterations(2_000)
             let queue = mode.queue(label: "stress-stop")
@@ -148,7 +148,7 @@ struct TimersStressTests {
     }
 
     @Test(.serialized, arguments: QueueMode.allCases) func timeoutTasksRacingTheirResultsGetExactlyOneOutcomePerCaller(mode: QueueMode) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let perThread = StressConfiguration.iterations(1_500)
             let callbacks = mode.queue(label: "stress-to-cb")
@@ -204,7 +204,7 @@ struct TimersStressTests {
     /// threads schedule: every accepted timer ends exactly once, `.fired` (its callback ran
     /// once) or `.schedulerShutDown`; every refused call threw `.schedulerShutDown`.
     @Test func queueShutdownAtRandomMomentsEndsEveryPendingTimerOnce() async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let rounds = StressConfiguration.iterations(20)
             let perThread = 300
@@ -267,7 +267,7 @@ struct TimersStressTests {
     /// Shuts the callbacks' SerialQueue down at a random moment while tasks are started and
     /// reported from other threads: every accepted caller gets exactly one outcome.
     @Test func queueShutdownAtRandomMomentsEndsEveryTimeoutTaskOnce() async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let rounds = StressConfiguration.iterations(20)
             let perThread = 200
@@ -338,7 +338,7 @@ struct TimersStressTests {
     /// (never both deadlines, never neither), never before the deadline its last successful
     /// re-arm set, and once a re-arm says "fired at the old deadline" no later one moves it.
     @Test func reArmRacingTheFireFiresEachTimerExactlyOnce() async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let perThread = StressConfiguration.iterations(400)
             let queue = SerialQueue(label: "stress-rearm")

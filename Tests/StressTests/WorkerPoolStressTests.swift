@@ -11,7 +11,7 @@ struct WorkerPoolStressTests {
     static let producers = 4  // twice the cores, outside the pool
 
     @Test func poolWorkThatPostsWaitsAndDropsQueuesLosesNothingAndNeverHangs() async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let rounds = StressConfiguration.iterations(1_500)
             let pool = WorkerPool(threads: 2, label: "stress-pool")
@@ -67,7 +67,7 @@ struct WorkerPoolStressTests {
     /// the posting thread's `next` slot, or are published or stolen; none is lost or run twice at
     /// once, and each queue runs one hop at a time.
     @Test(arguments: [2, 3]) func aRallyOfHopsBetweenPooledQueuesRunsEveryHopOnceAndInOrder(width: Int) async {
-        await offThePool {
+        await stressBody {
             let seed = StressConfiguration.seed()
             let hops = StressConfiguration.iterations(200_000)
             let pool = WorkerPool(threads: width, label: "stress-rally")
