@@ -105,24 +105,29 @@ struct SerialQueueExecutorTests {
     ///
     /// Checked by what the queue counts, not by how soon another task runs: every call must be
     /// submitted while the queue is still held and full, which a call waiting for room never is.
+    /// The calling tasks run on a pool of their own, as wide as the cooperative pool, so that they
+    /// start however long other suites hold the cooperative threads (a call waiting for room would
+    /// block a thread of that pool just the same).
     @Test(arguments: QueueMode.allCases) func runOnAFullBoundedQueueNeverBlocksACooperativeThread(mode: QueueMode) async {
         let queue = mode.queue(label: "run-bounded", maximumQueued: 1)
         let gate = TestSemaphore()
-        queue.async { _ = gate.wait(timeout: .seconds(60)) }  // holds the queue
+        queue.async { _ = gate.wait(timeout: .seconds(600)) }  // holds the queue (longer than any wait below)
         queue.async {}  // fills the FIFO: the next bounded submission would wait for room
         let callers = WorkerPool.defaultThreadCount  // Swift concurrency's cooperative width
+        let callerPool = WorkerPool(threads: callers, label: "run-callers")
         let finished = TestCounter()
         for _ in 0..<callers {
-            Task.detached {
+            Task.detached(executorPreference: callerPool) {
                 await queue.run {}
                 finished.increment()
             }
         }
         // However slowly the tasks start, each call is admitted while the gate still holds the queue.
-        let admitted = await eventually(timeout: .seconds(50)) { queue.statistics.submitted == 2 + callers }
+        let admitted = await eventually(timeout: .seconds(120)) { queue.statistics.submitted == 2 + callers }
         let submitted = queue.statistics.submitted
         gate.signal()  // the queue drains: blocked calls (if any) get room
         #expect(admitted, "\(submitted - 2) of \(callers) `run` calls entered a full bounded queue: the rest waited for room")
         #expect(await eventually { finished.value == callers }, "a `run` call never returned")
+        callerPool.shutdown()
     }
 }
