@@ -23,10 +23,10 @@ struct VirtualSchedulerClockTests {
                 woke.record(clock.now)
             }
             defer { task.cancel() }
-            try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+            try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
             scheduler.advance(by: .seconds(5))
             // Fails with a RecorderTimeout naming the round when the advance did not resume it.
-            let when = try await woke.wait(forCount: 1, timeout: .seconds(30))
+            let when = try await woke.wait(forCount: 1, timeout: .seconds(120))
             try #require(when == [start + .seconds(5)], "round \(round)")
         }
     }

@@ -34,11 +34,11 @@ struct TimersAttackTests {
                 }
             }
         }
-        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
         #expect(clock.timers.pendingCount == 3)
         scheduler.advance(by: .milliseconds(100))
         #expect(try await outcome.value() == "exceeded \(deadline)")
-        #expect(try await innerSaw.wait(forCount: 1, timeout: .seconds(30)) == ["exceeded \(deadline)"])
+        #expect(try await innerSaw.wait(forCount: 1, timeout: .seconds(120)) == ["exceeded \(deadline)"])
         #expect(clock.timers.pendingCount == 0)
     }
 
@@ -54,7 +54,7 @@ struct TimersAttackTests {
                 }
             }
         }
-        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
         outcome.task.cancel()
         #expect(try await outcome.value() == "cancelled")
         #expect(clock.timers.pendingCount == 0)
@@ -83,10 +83,10 @@ struct TimersAttackTests {
                 }
             }
         }
-        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
         #expect(timers.pendingCount == 2)
         _ = timers.stop()
-        let inner = try await innerSaw.wait(forCount: 1, timeout: .seconds(30))
+        let inner = try await innerSaw.wait(forCount: 1, timeout: .seconds(120))
         #expect(inner == ["\(TimerServiceError.stopped)"])
         #expect(try await outcome.value() == "\(TimerServiceError.stopped)")
         #expect(timers.pendingCount == 0 && scheduler.sleeperCount == 0)
@@ -103,7 +103,7 @@ struct TimersAttackTests {
                 return 1
             }
         }
-        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
         scheduler.advance(by: .seconds(1))
         let value = try await outcome.value()
         #expect(value == "exceeded \(deadline)" || value == "value 1", "\(value)")
@@ -174,30 +174,30 @@ struct TimersAttackTests {
         let past = Task {
             do { try await clock.sleep(until: clock.now - .seconds(1)); ended.record("past") } catch { ended.record("past \(error)") }
         }
-        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
         scheduler.advance(by: .nanoseconds(1))  // a past deadline: the next tick (1 ns here)
-        #expect(try await ended.wait(forCount: 1, timeout: .seconds(30)) == ["past"])
+        #expect(try await ended.wait(forCount: 1, timeout: .seconds(120)) == ["past"])
         #expect(scheduler.sleeperCount == 0)
         let sleeps = (0..<5).map { index in
             Task {
                 do { try await clock.sleep(for: .seconds(10)) } catch { ended.record("cancelled \(index)") }
             }
         }
-        try await scheduler.waitUntilAsleep(5, timeout: .seconds(30))
+        try await scheduler.waitUntilAsleep(5, timeout: .seconds(120))
         for task in sleeps { task.cancel() }
-        _ = try await ended.wait(forCount: 6, timeout: .seconds(30))
+        _ = try await ended.wait(forCount: 6, timeout: .seconds(120))
         #expect(scheduler.sleeperCount == 0)
         // Cancelled before it starts: never counted.
         let early = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             do { try await clock.sleep(for: .seconds(1)) } catch { ended.record("early") }
         }
-        _ = try await ended.wait(forCount: 7, timeout: .seconds(30))
+        _ = try await ended.wait(forCount: 7, timeout: .seconds(120))
         #expect(scheduler.sleeperCount == 0)
         let stopped = Task { do { try await clock.sleep(for: .seconds(1)) } catch { ended.record("stopped") } }
-        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
         _ = clock.timers.stop()
-        _ = try await ended.wait(forCount: 8, timeout: .seconds(30))
+        _ = try await ended.wait(forCount: 8, timeout: .seconds(120))
         #expect(scheduler.sleeperCount == 0)
         #expect(scheduler.sleeperCount >= 0)
         _ = (past, early, stopped)
@@ -221,9 +221,9 @@ struct TimersAttackTests {
                 }
             }
         }
-        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
         _ = scheduler.shutdown()
-        #expect(try await innerSaw.wait(forCount: 1, timeout: .seconds(30)) == ["TimerServiceError"])
+        #expect(try await innerSaw.wait(forCount: 1, timeout: .seconds(120)) == ["TimerServiceError"])
         let value = try await outcome.value()
         #expect(value.contains("shut down") || value.contains("shutDown"), "\(value)")
         #expect(clock.timers.pendingCount == 0)

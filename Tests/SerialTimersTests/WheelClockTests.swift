@@ -102,7 +102,7 @@ struct WheelClockTests {
         let timers = TimerService(scheduler: scheduler)
         let clock = WheelClock(timers: timers)
         let task = Task { try await clock.sleep(for: .seconds(60)) }
-        #expect(await eventually(timeout: .seconds(30)) { timers.pendingCount == 1 }, "the sleep never armed its timer")
+        #expect(await eventually(timeout: .seconds(120)) { timers.pendingCount == 1 }, "the sleep never armed its timer (its task never ran within 120 s?)")
         timers.stop()
         #expect(try await ending(of: task) == "\(TimerServiceError.stopped)")
     }
@@ -138,6 +138,6 @@ struct WheelClockTests {
                 ended.record("\(error)")
             }
         }
-        return try await ended.wait(forCount: 1, timeout: .seconds(30))[0]
+        return try await ended.wait(forCount: 1, timeout: .seconds(120))[0]
     }
 }

@@ -28,7 +28,7 @@ struct WheelDeadlineTests {
             }
         }
 
-        func value() async throws -> String { try await self.recorder.wait(forCount: 1, timeout: .seconds(30))[0] }
+        func value() async throws -> String { try await self.recorder.wait(forCount: 1, timeout: .seconds(120))[0] }
     }
 
     @Test func anOperationThatFinishesInTimeReturnsItsValueAndLeavesNoTimer() async throws {
@@ -160,7 +160,7 @@ struct WheelDeadlineTests {
         }
         // The deadline's timer is armed before the operation starts, and the operation's sleep
         // arms before anything can fire: time moves only when this test says so.
-        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
         scheduler.advance(by: .nanoseconds(1))  // a past deadline: the next tick
         #expect(try await outcome.value() == "exceeded \(started)")
     }
@@ -189,7 +189,7 @@ struct WheelDeadlineTests {
             }
         }
         #expect(try await outer.value() == "value 0")
-        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
         scheduler.advance(by: .milliseconds(300))
         #expect(scheduler.sleeperCount == 0, "nothing was cancelled at the inner deadline")
         scheduler.advance(by: .seconds(3))  // with no deadline, the sleep ends here and the call returns 1
@@ -215,7 +215,7 @@ struct WheelDeadlineTests {
                 }
             }
         }
-        try await innerScheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        try await innerScheduler.waitUntilAsleep(1, timeout: .seconds(120))
         innerScheduler.advance(by: .seconds(1))
         // The sleep was cancelled at once by the inner deadline; with no deadline it would end
         // here and the call return 1.
@@ -244,12 +244,12 @@ struct WheelDeadlineTests {
                 }
             }
         }
-        try await scheduler.waitUntilAsleep(1, timeout: .seconds(30))
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
         scheduler.advance(by: .milliseconds(150))
         // The deadline's timer cancels the operation on the advancing thread, so its sleep ends at once.
         try #require(scheduler.sleeperCount == 0, "nothing was cancelled at the inner deadline")
         // Only after the inner call ended: a later advance would fire the outer deadline too.
-        #expect(try await innerEnded.wait(forCount: 1, timeout: .seconds(30)) == [inner])
+        #expect(try await innerEnded.wait(forCount: 1, timeout: .seconds(120)) == [inner])
         #expect(try await outcome.value() == "value 2")
         #expect(clock.timers.pendingCount == 0)
     }
