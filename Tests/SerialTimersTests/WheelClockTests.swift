@@ -30,7 +30,7 @@ struct WheelClockTests {
         let delays = [30, 10, 20, 10]
         var tasks: [Task<Void, any Error>] = []
         for (index, delay) in delays.enumerated() {
-            tasks.append(Task {
+            tasks.append(Task(executorPreference: TestTasks.executor) {
                 try await clock.sleep(until: start + .milliseconds(delay))
                 woke.record((index, clock.now))
             })
@@ -57,7 +57,7 @@ struct WheelClockTests {
         let scheduler = VirtualScheduler()
         let clock = scheduler.clock
         let outcome = CallbackRecorder<String>("outcome")
-        let task = Task {
+        let task = Task(executorPreference: TestTasks.executor) {
             do {
                 try await clock.sleep(for: .seconds(3600))
                 outcome.record("woke")
@@ -78,7 +78,7 @@ struct WheelClockTests {
     @Test func aTaskCancelledBeforeItSleepsThrowsAndArmsNothing() async throws {
         let scheduler = VirtualScheduler()
         let clock = scheduler.clock
-        let task = Task {
+        let task = Task(executorPreference: TestTasks.executor) {
             withUnsafeCurrentTask { $0?.cancel() }
             try await clock.sleep(for: .seconds(1))
         }
@@ -90,7 +90,7 @@ struct WheelClockTests {
     @Test func aSleepPendingWhenTheSchedulerShutsDownThrowsSchedulerShutDown() async throws {
         let scheduler = VirtualScheduler(label: "going")
         let clock = scheduler.clock
-        let task = Task { try await clock.sleep(for: .seconds(60)) }
+        let task = Task(executorPreference: TestTasks.executor) { try await clock.sleep(for: .seconds(60)) }
         try await scheduler.waitUntilAsleep(1)
         scheduler.shutdown()
         #expect(try await ending(of: task) == "\(TimerServiceError.schedulerShutDown(.shutDown(scheduler: "going")))")
@@ -101,7 +101,7 @@ struct WheelClockTests {
         let scheduler = VirtualScheduler()
         let timers = TimerService(scheduler: scheduler)
         let clock = WheelClock(timers: timers)
-        let task = Task { try await clock.sleep(for: .seconds(60)) }
+        let task = Task(executorPreference: TestTasks.executor) { try await clock.sleep(for: .seconds(60)) }
         #expect(await eventually(timeout: .seconds(120)) { timers.pendingCount == 1 }, "the sleep never armed its timer (its task never ran within 120 s?)")
         timers.stop()
         #expect(try await ending(of: task) == "\(TimerServiceError.stopped)")
@@ -130,7 +130,7 @@ struct WheelClockTests {
     /// a sleep nobody resumes fails the test instead of hanging it.
     func ending(of task: Task<Void, any Error>) async throws -> String {
         let ended = CallbackRecorder<String>("task ending")
-        Task {
+        Task(executorPreference: TestTasks.executor) {
             do {
                 try await task.value
                 ended.record("returned")

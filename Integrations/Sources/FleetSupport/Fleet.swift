@@ -14,7 +14,7 @@ public struct FleetScenario: Sendable {
     public var expiries = 5
     public var usesPerToken = 150
     public var coordinator = FleetWorkerOptions.Coordinator.postgres
-    public var leaseDuration: Duration = .seconds(2)
+    public var leaseDuration: Duration = .seconds(10)
     /// SIGKILL the replica whose refresh reaches the server first (that refresh hangs, unanswered).
     public var killLeaseHolder = false
     /// The server answers a reused refresh token with the current pair instead of revoking
