@@ -50,7 +50,7 @@ struct LoopGuardTests {
         let client = EndToEnd.clientConfiguration(redirects: .follow(max: 5, allowCycles: allowCycles))
         try await EndToEnd.run(configuration: configuration, client: client) { e2e in
             let result = await e2e.queue.response(
-                for: HTTPRequest(url: e2e.server.url("/loop/a")), timeout: .seconds(10))
+                for: HTTPRequest(url: e2e.server.url("/loop/a")), timeout: .seconds(120))
             let expected: HTTPClientError = allowCycles ? .redirectLimitReached : .redirectCycleDetected
             guard case .failure(.failed(let error)) = result else {
                 Issue.record("\(result); expected the redirect error")
