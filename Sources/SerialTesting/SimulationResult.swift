@@ -36,6 +36,7 @@ public struct SimulationFailureReport: Sendable, CustomStringConvertible {
     /// One line with the kind, seed, strategy, and `replay:` followed by the token.
     public let replayLine: String
 
+    /// The report, then the replay line.
     public var description: String { "\(self.report)\n\(self.replayLine)" }
 }
 
