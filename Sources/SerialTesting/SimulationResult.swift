@@ -25,7 +25,7 @@ public struct SimulationResult: Sendable {
 
 /// Why a simulated run failed, in words, with the line that replays it.
 public struct SimulationFailureReport: Sendable, CustomStringConvertible {
-    /// `failed check`, `deadlock`, `step limit`, `stuck` or `replay diverged`.
+    /// `failed check`, `invariant`, `deadlock`, `step limit`, `stuck` or `replay diverged`.
     public let kind: String
     /// What happened; for a deadlock, every thread and what it waits for.
     public let report: String

@@ -33,6 +33,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     static let spinWindowNanoseconds: UInt64 = 20_000
     /// The lock-free door through which `sync` enters an idle queue (see `FastPath`).
     let fastPath = Atomic<UInt8>(FastPath.closed)
+    #if SERIAL_SIMULATION
+    /// Ghost for the one-body invariant: bodies of this queue running now, on any thread.
+    @exclusivity(unchecked) var simulationBodies = 0
+    #endif
 
     /// States of `fastPath`. The door is opened only under the lock, when the queue is idle
     /// (worker asleep, FIFO empty, not suspended, accepting); every decision under the lock
@@ -61,6 +65,9 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             self.workAvailable = PthreadCondition()
             self.state = QueueState()
         }
+        #if SERIAL_SIMULATION
+        self.registerSimulationInvariants()
+        #endif
     }
 
     // MARK: Waiters for room and for the worker's exit
@@ -459,6 +466,9 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
                 self.returnUnrun(&batch)
                 return false
             }
+            #if SERIAL_SIMULATION
+            if case .syncTurn = work {} else { self.simulationBodies += 1 }  // a sync body counts itself
+            #endif
             switch work {
             case .closure(let work):
                 work()
@@ -478,6 +488,9 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
                 self.handOff(to: waiter.takeUnretainedValue())
                 continue
             }
+            #if SERIAL_SIMULATION
+            self.simulationBodies -= 1
+            #endif
             self.progress.itemRan()
         }
         return false

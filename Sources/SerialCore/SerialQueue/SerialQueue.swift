@@ -132,7 +132,13 @@ public final class SerialQueue: Sendable {
             }
             let enteredThroughTheDoor = core.enterSync(stack)
             stack.push(core)
+            #if SERIAL_SIMULATION
+            core.simulationBodies += 1
+            #endif
             defer {
+                #if SERIAL_SIMULATION
+                core.simulationBodies -= 1
+                #endif
                 stack.pop(core)
                 core.leaveSync(enteredThroughTheDoor: enteredThroughTheDoor)
             }

@@ -37,6 +37,9 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         self.label = label
         self.state = PoolState(width: width)
         self.timers = PoolTimers(label: label)
+        #if SERIAL_SIMULATION
+        self.registerSimulationInvariants()
+        #endif
     }
 
     /// Starts the pool's threads; on failure, the ones started leave again.
@@ -92,6 +95,10 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// so a queue is counted on it only while no other thread could run the queue.
     func makeRunnable(_ core: QueueCore) {
         if let worker = CurrentQueueStack.current.poolWorker, worker.pool === self, worker.isInTurn, !worker.hasNext {
+            #if SERIAL_SIMULATION
+            worker.isPublishing = true
+            defer { worker.isPublishing = false }
+            #endif
             worker.fillNext(core)
             // Dekker with `lookForWork`: stored, then read; a free thread stores, then reads `next`.
             guard self.freeCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
@@ -107,6 +114,9 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     func enqueue(_ core: QueueCore, ahead: Bool = false, callerWillDequeue: Bool = false) {
         self.mutex.lock()
         let worker = self.state.enqueue(core, ahead: ahead, callerWillDequeue: callerWillDequeue)
+        #if SERIAL_SIMULATION
+        if callerWillDequeue { CurrentQueueStack.current.poolWorker?.willLook = true }
+        #endif
         self.runnableHint.store(self.state.runQueue.count, ordering: .releasing)
         if ahead { self.dueHint.store(self.state.dueAtHead, ordering: .releasing) }
         self.mutex.unlock()
@@ -206,6 +216,9 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// slot. Before it looks at the slots the thread counts itself free (so a later fill goes to
     /// the run queue instead), and it stays counted until it finds work.
     private func lookForWork(isFree: inout Bool) -> PoolRunnable? {
+        #if SERIAL_SIMULATION
+        CurrentQueueStack.current.poolWorker?.willLook = false
+        #endif
         var found = self.state.dequeue()
         if found == nil {
             if !isFree {

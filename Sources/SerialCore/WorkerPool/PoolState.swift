@@ -130,6 +130,9 @@ struct PoolState {
     private mutating func popIdleWorker() -> PoolWorker? {
         guard let worker = self.idleWorkers.popLast() else { return nil }
         worker.isWoken = true
+        #if SERIAL_SIMULATION
+        worker.willLook = true
+        #endif
         return worker
     }
 

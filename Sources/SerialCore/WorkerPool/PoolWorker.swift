@@ -28,6 +28,14 @@ final class PoolWorker: @unchecked Sendable {  // `next` is atomic; the rest is 
     @exclusivity(unchecked) var isInTurn = false
     /// The ring a turn's batch moves into; reused, so a turn allocates nothing. This thread only.
     @exclusivity(unchecked) var batch = RingBuffer<QueueWork>(initialCapacity: PoolCore.batchLimit)
+    #if SERIAL_SIMULATION
+    /// Ghost for the work-conservation invariant: this thread will look at the run queue before
+    /// it runs any work (not yet started, woken, or it re-queued a queue for itself to take).
+    /// Written under the pool's mutex.
+    @exclusivity(unchecked) var willLook = true
+    /// Ghost: between filling `next` and deciding whether to publish it (`makeRunnable`).
+    @exclusivity(unchecked) var isPublishing = false
+    #endif
 
     init(pool: PoolCore) {
         self.pool = pool

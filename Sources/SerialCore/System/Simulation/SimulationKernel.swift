@@ -37,6 +37,8 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     var mutexOwners: [Int: Int] = [:]
     /// Condition id → ids of its waiters, in the order they began to wait.
     var conditionWaiters: [Int: [Int]] = [:]
+    /// Checked at every scheduling point (`checkInvariants`).
+    var invariants: [SimulationInvariant] = []
     private var nextObjectID = 1
 
     /// The failure line's fixed part, as bytes a signal handler can write without allocating.
@@ -88,6 +90,7 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
                 fatalError("simulation: \(me.title) reached a seam operation without the baton "
                     + "(internal inconsistency)")
             }
+            self.checkInvariants()
             self.pickNext()
         }
         if me.state == .finished { return }

@@ -19,6 +19,7 @@ package struct SimulationLimits: Sendable {
 package struct SimulationFailure: Sendable {
     package enum Kind: String, Sendable {
         case check = "failed check"
+        case invariant
         case deadlock
         case stepLimit = "step limit"
         case stuck
