@@ -55,13 +55,16 @@ import Testing
                 let result = simulation.run(seed: seed, entry.scenario)
                 guard let failure = result.failure else { continue }
                 let seconds = (ContinuousClock.now - started).seconds
+                // How often the bug shows: the share of the first 100 schedules that fail.
+                let failing = (0..<UInt64(100)).filter { simulation.run(seed: $0, entry.scenario).failure != nil }.count
                 let identical = (0..<replays).filter { _ in
                     let replay = Simulation.replay(result.token, entry.scenario)
                     return replay.traceHash == result.traceHash && replay.failure?.kind == failure.kind
                         && replay.failure?.report == failure.report
                 }.count
-                return "mutant \(mutant): found after \(seed + 1) schedules in \(String(format: "%.1f", seconds)) s, "
+                return "mutant \(mutant): found after \(seed + 1) schedules in \(String(format: "%.2f", seconds)) s, "
                     + "replayed identical \(identical)/\(replays)\n  (\(failure.kind) in scenario \(name), seed \(seed); "
+                    + "\(failing) of the first 100 schedules fail; "
                     + "replay: \(result.token))"
             }
             let seconds = (ContinuousClock.now - started).seconds
