@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Proof that the simulator finds bugs: each patch in Verification/simulation-mutants/ re-creates a
-# bug this runtime really had. For each, one at a time: apply it to a temporary worktree of HEAD,
-# build with the Simulation trait (one scratch folder for all, so each mutant rebuilds only what
+# bug this runtime really had. For each, one at a time: apply it to a worktree of HEAD (kept in
+# .build-mutants/tree), build with the Simulation trait (one scratch folder for all, so each mutant
+# rebuilds only what
 # it changes), explore the scenario that must find it (ScenarioCatalog.mutants) over up to
 # HUNT_LIMIT schedules (1,000), and replay the failure 10 times. Prints exactly one line per mutant,
 #   mutant NAME: found after N schedules in S s, replayed identical K/K
@@ -21,10 +22,15 @@ build=(buildslot swift build --build-tests --traits Simulation --package-path "$
 command -v buildslot >/dev/null || build=("${build[@]:1}")
 
 mkdir -p "$work"
-if [ -e "$tree" ]; then git -C "$root" worktree remove --force "$tree"; fi
+# The worktree is kept between runs (git rewrites only the files that differ, so the build stays
+# incremental); it is reset to this checkout's HEAD before each mutant and at the end.
+head="$(git -C "$root" rev-parse HEAD)"
 git -C "$root" worktree prune
-git -C "$root" worktree add --quiet --detach "$tree" HEAD
-trap 'git -C "$root" worktree remove --force "$tree" >/dev/null 2>&1 || true' EXIT
+if ! git -C "$tree" rev-parse --git-dir >/dev/null 2>&1; then
+    rm -rf "$tree"
+    git -C "$root" worktree add --quiet --detach "$tree" "$head"
+fi
+trap 'git -C "$tree" reset --quiet --hard "$head" >/dev/null 2>&1 || true' EXIT
 
 if [ $# -gt 0 ]; then names=("$@"); else
     names=()
@@ -34,7 +40,7 @@ fi
 found=0
 for name in "${names[@]}"; do
     log="$work/$name.log"
-    git -C "$tree" reset --quiet --hard HEAD
+    git -C "$tree" checkout --quiet --detach "$head" && git -C "$tree" reset --quiet --hard "$head"
     if ! git -C "$tree" apply "$root/Verification/simulation-mutants/$name.patch" >"$log" 2>&1; then
         echo "mutant $name: patch does not apply to HEAD (see $log)"
         continue
