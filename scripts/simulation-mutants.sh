@@ -2,8 +2,7 @@
 # Proof that the simulator finds bugs: each patch in Verification/simulation-mutants/ re-creates a
 # bug this runtime really had. For each, one at a time: apply it to a worktree of HEAD (kept in
 # .build-mutants/tree), build with the Simulation trait (one scratch folder for all, so each mutant
-# rebuilds only what
-# it changes), explore the scenario that must find it (ScenarioCatalog.mutants) over up to
+# rebuilds only what it changes), explore the scenario that must find it (ScenarioCatalog.mutants) over up to
 # HUNT_LIMIT schedules (1,000), and replay the failure 10 times. Prints exactly one line per mutant,
 #   mutant NAME: found after N schedules in S s, replayed identical K/K
 # (or says it was not found), then `M mutants, F found`. Fails unless every mutant is found and

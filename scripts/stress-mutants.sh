@@ -2,9 +2,8 @@
 # The comparison for scripts/simulation-mutants.sh: does the ordinary stress suite, under
 # ThreadSanitizer, find each mutant of Verification/simulation-mutants/? For each: apply it to a
 # worktree of HEAD (kept in .build-mutants/tsan-tree), build with --sanitize=thread (one scratch
-# folder for all), and run
-# the stress suite of the mutant's component up to RUNS times (10), stopping at the first failing
-# run (a failed test, a crash, a ThreadSanitizer report, or a run over 600 s). Prints one line
+# folder for all), and run the stress suite of the mutant's component up to RUNS times (10),
+# stopping at the first failing run (a failed test, a crash, a ThreadSanitizer report, or a run over 600 s). Prints one line
 # per mutant and writes each run's output to .build-mutants/stress-NAME.log.
 #
 # Usage: bash scripts/stress-mutants.sh [NAME ...]   (default: every patch)
