@@ -7,13 +7,13 @@
 # SERIAL_SIMULATION_REPLAY=TOKEN and the scenario's test, or Simulation.replay). Exits non-zero
 # on any failure.
 #
-# SIMULATION_SEEDS (default 100): seeds per scenario for the catalogue's weight 4; lighter
+# SIMULATION_SEEDS (default 1000): seeds per scenario for the catalogue's weight 4; lighter
 # entries get a quarter or half of it (see CatalogEntry.seedWeight).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-seeds="${SIMULATION_SEEDS:-100}"
+seeds="${SIMULATION_SEEDS:-1000}"
 build=(buildslot swift build --build-tests --traits Simulation --scratch-path "$root/.build-sim")
 command -v buildslot >/dev/null || build=("${build[@]:1}")
 
