@@ -959,11 +959,14 @@ inline poolThread(t) {
             :: atomic { nextSlot[t] != NONE ->                            /* [P2] takeNext */
                     cur = nextSlot[t]; nextSlot[t] = NONE; hops++; reached(20) };
                 if
-                :: hops >= HOP_LIMIT ->                                   /* [P3] */
+                :: true ->                                                /* [P3] */
+                    /* at the limit, or earlier whenever due delayed work waits at the run
+                       queue's head (dueHint): time is not modelled, so any hop may end here */
+                    reachedIf(hops < HOP_LIMIT, 21);
                     atomic { PLOCK; enqueueLocked(cur, true, woken); freeLook[t] = true; PUNLOCK };
                     if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
                     break
-                :: else -> skip
+                :: hops < HOP_LIMIT -> skip                               /* the chain goes on */
                 fi
             fi
         od;

@@ -15,7 +15,8 @@
 #     targets alone. A mutant that passes fails this script.
 #
 # Installs nothing: needs spin (Debian package `spin`) and gcc on PATH.
-# Environment: CHECK_TIMEOUT (seconds per check, default 150), PAN_MEMORY (MB per check, default
+# Environment: CHECK_TIMEOUT (seconds per check, default 900: a guard against a runaway search,
+# not a speed check; the longest search takes about 150 s on a 2-core machine busy with builds), PAN_MEMORY (MB per check, default
 # 3072), KEEP_WORK=1 keeps the work folder (pan sources, outputs, counterexample trails), ONLY=REGEX
 # runs only the checks whose label matches (while editing the model; CI runs them all), JOBS
 # searches at once (default: one per core; each pan is single-threaded).
@@ -26,7 +27,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 model="$here/queue.pml"
-CHECK_TIMEOUT="${CHECK_TIMEOUT:-150}"
+CHECK_TIMEOUT="${CHECK_TIMEOUT:-900}"
 JOBS="${JOBS:-$(nproc)}"
 PAN_MEMORY="${PAN_MEMORY:-3072}"
 
@@ -322,6 +323,7 @@ pprobe 12 "-DNESTED -DEND_NONE" "a blocking pool thread moves its next queue to 
 pprobe 17 "-DNESTED -DEND_NONE" "a thread out of work steals another thread's next queue"
 pprobe 18 "-DNESTED -DEND_NONE" "a next queue filled while a thread is free is published and wakes it"
 pprobe 20 "-DNESTED -DEND_NONE" "a hop: the next queue runs on the same thread"
+pprobe 21 "-DNESTED -DEND_NONE" "a hop chain ends below the limit (due delayed work waits at the run queue's head)"
 
 section "== the pooled mode: mutants"
 pmutant() {  # name, kind, expected report, switches, property flag, description

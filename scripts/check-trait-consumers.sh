@@ -7,12 +7,16 @@
 #     (`swift package show-dependencies`, resolved from scratch for each);
 #   - a consumer with no trait builds and runs;
 #   - one consumer with every trait builds and runs, touching each integration.
-# Building one consumer per heavy trait (HTTPClient, Postgres: SwiftNIO, AsyncHTTPClient,
-# postgres-nio) would cost CI many minutes for no more coverage than the all-traits consumer plus
-# the per-trait trees, so each trait's tree is checked but only the all-traits consumer is built.
+# CONSUMER_BUILD_EACH_TRAIT=1 also builds and runs a consumer of each trait alone (its module
+# compiles without the other traits); each costs a build of the runtime with that trait.
 # Commit first: the check sees HEAD, not the work tree.
 #
 #   scripts/check-trait-consumers.sh [--keep]   (--keep leaves the scratch folder for inspection)
+#
+# CONSUMER_SCRATCH_PATH=DIR builds the consumers in DIR instead of their own .build folders.
+# CI passes Integrations/.build, where the heavy dependencies were just built at the same
+# versions: SwiftPM reuses what compiles identically (SwiftNIO, AsyncHTTPClient, postgres-nio)
+# and builds only what differs (the runtime, checked out from the URL, and the consumers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -26,6 +30,8 @@ fi
 git clone -q --bare "$root" "$work/swift-serial-runtime.git"
 git -C "$work/swift-serial-runtime.git" tag "$version" HEAD
 url="file://$work/swift-serial-runtime.git"
+build_flags=()
+if [ -n "${CONSUMER_SCRATCH_PATH:-}" ]; then build_flags=(--scratch-path "$(realpath "$CONSUMER_SCRATCH_PATH")"); fi
 
 # Each trait and this package's direct dependencies with it (package identities), as the root
 # manifest declares them. Their own dependencies follow and are printed, not pinned.
@@ -38,6 +44,8 @@ declare -A expected=(
     [Postgres]="postgres-nio swift-log swift-nio"
 )
 all_traits=(Logging Metrics Lifecycle Tracing HTTPClient Postgres)
+declare -A module=([Logging]=SerialLogging [Metrics]=SerialMetrics [Lifecycle]=SerialLifecycle
+    [Tracing]=SerialTracing [HTTPClient]=SerialHTTPClient [Postgres]=SerialPostgres)
 
 # scratch NAME TRAITS PRODUCTS [EXTRA_DEPENDENCY]: a package depending on the runtime by URL with
 # TRAITS (a Swift array literal) and an executable using PRODUCTS (Swift array elements).
@@ -85,8 +93,9 @@ PY
 for trait in "${all_traits[@]}"; do
     echo "== trait $trait: exactly its packages"
     name="trait-$(echo "$trait" | tr '[:upper:]' '[:lower:]')"
-    scratch "$name" "[\"$trait\"]" "$(product SerialRuntime)"
-    echo 'import SerialRuntime' > "$work/$name/Sources/$name/main.swift"
+    scratch "$name" "[\"$trait\"]" "$(product SerialRuntime), $(product "${module[$trait]}")"
+    printf 'import SerialRuntime\nimport %s\nprint("trait %s consumer: ok")\n' "${module[$trait]}" "$trait" \
+        > "$work/$name/Sources/$name/main.swift"
     tree "$name"
     python3 - "$work/$name.json" "$trait" "${expected[$trait]}" <<'PY'
 import json, sys
@@ -105,7 +114,15 @@ PY
 done
 
 echo "== a consumer with no trait builds and runs"
-(cd "$work/no-trait" && swift build -q && .build/debug/no-trait)
+(cd "$work/no-trait" && swift build -q "${build_flags[@]}" && "$(swift build "${build_flags[@]}" --show-bin-path)/no-trait")
+
+if [ "${CONSUMER_BUILD_EACH_TRAIT:-0}" = 1 ]; then
+    for trait in "${all_traits[@]}"; do
+        echo "== a consumer with trait $trait alone builds and runs"
+        name="trait-$(echo "$trait" | tr '[:upper:]' '[:lower:]')"
+        (cd "$work/$name" && swift build -q "${build_flags[@]}" && "$(swift build "${build_flags[@]}" --show-bin-path)/$name")
+    done
+fi
 
 echo "== a consumer with every trait builds and runs"
 products=""
@@ -116,5 +133,5 @@ products+='.product(name: "Logging", package: "swift-log")'
 scratch all-traits "[$(printf '"%s", ' "${all_traits[@]}")]" "$products" \
     $'\n        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),'
 cp scripts/trait-consumer-main.swift "$work/all-traits/Sources/all-traits/main.swift"
-(cd "$work/all-traits" && swift build && .build/debug/all-traits)
+(cd "$work/all-traits" && swift build "${build_flags[@]}" && "$(swift build "${build_flags[@]}" --show-bin-path)/all-traits")
 echo "trait consumers: all checks passed"

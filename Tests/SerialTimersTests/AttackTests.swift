@@ -42,6 +42,48 @@ struct TimersAttackTests {
         #expect(clock.timers.pendingCount == 0)
     }
 
+    /// How the pair above can race: the caller is cancelled once the deadline has passed, before
+    /// the deadline's own timer runs (the outer's callback ran first in that wake-up; the order
+    /// of timers due at one instant is not kept). Here a gate, queued on the scheduler before the
+    /// service's wake-up for that instant, cancels the caller and holds the wake-up until the call
+    /// has left: the call still reports its own deadline, because it had passed.
+    @Test func aCallerCancelledOnceItsDeadlinePassedBeforeTheTimerRanGetsDeadlineExceeded() async throws {
+        let scheduler = VirtualScheduler()
+        let clock = scheduler.clock
+        let deadline = clock.now + .milliseconds(100)
+        let outcome = CallbackRecorder<String>("outcome")
+        let started = CallbackRecorder<Task<Void, Never>>("task")
+        let gate = CallbackRecorder<String>("gate")
+        try scheduler.schedule(after: .milliseconds(100)) {
+            guard let task = try? started.wait(forCount: 1, timeout: .seconds(120)).first else {
+                return gate.record("no task")
+            }
+            task.cancel()
+            let left = (try? outcome.wait(forCount: 1, timeout: .seconds(120))) != nil
+            gate.record(left ? "the call left first" : "the call did not leave within 120 s")
+        }
+        // On a pool of the test's own: the call must leave while this test's thread is held inside
+        // `advance`, whatever the cooperative pool is doing.
+        started.record(
+            Task(executorPreference: TestTasks.executor) {
+                do {
+                    _ = try await withWheelDeadline(at: deadline, tolerance: .zero, clock: clock) {
+                        try await clock.sleep(for: .seconds(60))
+                    }
+                    outcome.record("returned")
+                } catch let error as WheelDeadlineExceeded {
+                    outcome.record("exceeded \(error.deadline)")
+                } catch {
+                    outcome.record("\(type(of: error))")
+                }
+            })
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
+        scheduler.advance(by: .milliseconds(100))
+        #expect(try await gate.wait(forCount: 1, timeout: .seconds(120)) == ["the call left first"])
+        #expect(try await outcome.wait(forCount: 1, timeout: .seconds(120)) == ["exceeded \(deadline)"])
+        #expect(clock.timers.pendingCount == 0)
+    }
+
     /// The caller cancelled before any deadline: `CancellationError`, and both timers freed.
     @Test func aCallerCancelledBeforeNestedDeadlinesGetsCancellationAndNothingStays() async throws {
         let scheduler = VirtualScheduler()

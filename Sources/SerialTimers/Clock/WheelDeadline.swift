@@ -37,9 +37,10 @@ public struct WheelDeadlineExceeded: Error, Hashable, Sendable, CustomStringConv
 ///
 /// **Outcomes.** Exactly one: `operation`'s value (also when it finishes after the deadline
 /// without throwing: the work was done), `operation`'s error, `WheelDeadlineExceeded` when it
-/// threw after this call's deadline cancelled it (also when the calling task was cancelled as
-/// well, as by an outer deadline fired in the same wake-up), or `CancellationError` (or whatever
-/// `operation` threw) when only the calling task itself was cancelled. A timer the service
+/// threw after this call's deadline cancelled it, or after the calling task was cancelled once
+/// this deadline had passed (as by an outer deadline fired in the same wake-up, whichever
+/// callback runs first), or `CancellationError` (or whatever `operation` threw) when only the
+/// calling task itself was cancelled, before the deadline. A timer the service
 /// refuses or ends unrun (stopped, scheduler shut down) throws that `TimerServiceError`,
 /// cancelling `operation` (also when the calling task was cancelled as well, as by an outer
 /// deadline on the same stopped service).
@@ -88,6 +89,10 @@ public func withWheelDeadline<Value: Sendable>(
             // Likewise when the service ended this call's timer unrun: a stop ends every timer of
             // a nested pair in one go, and the outer one's end cancels this caller too.
             if ending == .timerEndedUnrun { throw timer.status.whyEndedUnrun }
+            // The caller was cancelled once this deadline had passed, its timer not run yet: an
+            // outer deadline fired first in the same wake-up (its callback ran just before this
+            // one's). This deadline is exceeded as well; say so, whichever callback ran first.
+            if Task.isCancelled && clock.now >= deadline { throw WheelDeadlineExceeded(deadline: deadline) }
             throw error  // the operation's own error, or the caller's cancellation alone
         }
     }
