@@ -110,6 +110,29 @@ enum RegressionScenarios {
             "due delayed work ran after \(dueRanAfter.value.map(String.init) ?? "no") hops of the chain, not after the turn")
     }
 
+    /// A `sync` turn with async work behind it in the same batch: the worker hands the queue to
+    /// the caller and runs the work behind only once the body has returned (`handoff-no-wait`, a
+    /// mutant of our own, not a bug the runtime had: the one-body invariant must catch it).
+    static let syncTurnWithWorkBehindItInOneBatch: @Sendable () -> Void = {
+        let queue = SerialQueue(label: "sim-batch")
+        let caller = SerialQueue(label: "sim-batch-caller")
+        let gate = Mailbox()
+        let log = ScenarioLog()
+        queue.async { gate.take() }  // holds the worker until both items below are queued
+        caller.async { queue.sync { log.body(1) } }
+        var reads = 0
+        // The test reads the FIFO's count unlocked: every other simulated thread is stopped.
+        while queue.core.state.fifo.count == 0 && reads < 5_000 {
+            _ = MonotonicInstant.now()
+            reads += 1
+        }
+        queue.async { log.body(2) }
+        gate.post()
+        caller.sync {}
+        queue.sync {}
+        Simulation.check(log.entries == [1, 2] && log.mostInBody == 1, "ran \(log.entries), \(log.mostInBody) at once")
+    }
+
     /// Two callers sharing a `LocalCredentialCoordinator` ask to replace generation 0 at about
     /// the same time: one lease, one refresh (`coordinator-ignores-lease`: the second caller is
     /// granted a lease while the first one's is live, and refreshes again).

@@ -36,6 +36,7 @@ enum ScenarioCatalog {
         CatalogEntry("release-on-pool-thread", .random, RegressionScenarios.releasingADedicatedQueueOnAPoolThread),
         CatalogEntry("stop-watching-during-look", .random, weight: 1, RegressionScenarios.stopWatchingDuringALook),
         CatalogEntry("due-work-ends-hops", .random, weight: 2, RegressionScenarios.dueWorkEndsAChainOfHops),
+        CatalogEntry("sync-turn-with-work-behind", .random, RegressionScenarios.syncTurnWithWorkBehindItInOneBatch),
         CatalogEntry("coordinator-one-lease", .random, RegressionScenarios.twoCallersOfOneGenerationRefreshOnce),
     ]
 
@@ -48,7 +49,7 @@ enum ScenarioCatalog {
         "due-behind-hops": "due-work-ends-hops",
         "coordinator-ignores-lease": "coordinator-one-lease",
         // Not one of the bugs the runtime had: proof that the one-body invariant bites.
-        "handoff-no-wait": "producers-fifo-random",
+        "handoff-no-wait": "sync-turn-with-work-behind",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }
