@@ -111,8 +111,9 @@ enum RegressionScenarios {
     }
 
     /// A `sync` turn with async work behind it in the same batch: the worker hands the queue to
-    /// the caller and runs the work behind only once the body has returned (`handoff-no-wait`, a
-    /// mutant of our own, not a bug the runtime had: the one-body invariant must catch it).
+    /// the caller and runs the work behind only once the body has returned. (A worker that does
+    /// not wait for the body trips `finishBatch`'s debug assertion on most schedules before the
+    /// one-body invariant sees the overlap; a trap ends the process, so no mutant hunts it.)
     static let syncTurnWithWorkBehindItInOneBatch: @Sendable () -> Void = {
         let queue = SerialQueue(label: "sim-batch")
         let caller = SerialQueue(label: "sim-batch-caller")

@@ -48,8 +48,6 @@ enum ScenarioCatalog {
         "watchdog-rearm": "stop-watching-during-look",
         "due-behind-hops": "due-work-ends-hops",
         "coordinator-ignores-lease": "coordinator-one-lease",
-        // Not one of the bugs the runtime had: proof that the one-body invariant bites.
-        "handoff-no-wait": "sync-turn-with-work-behind",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }
