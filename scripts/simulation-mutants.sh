@@ -20,26 +20,12 @@ limit="${HUNT_LIMIT:-1000}"
 build=(buildslot swift build --build-tests --traits Simulation --package-path "$tree" --scratch-path "$scratch")
 command -v buildslot >/dev/null || build=("${build[@]:1}")
 
-mkdir -p "$work"
-# The worktree is kept between runs (git rewrites only the files that differ, so the build stays
-# incremental); it is reset to this checkout's HEAD before each mutant and at the end.
-head="$(git -C "$root" rev-parse HEAD)"
-git -C "$root" worktree prune
-if ! git -C "$tree" rev-parse --git-dir >/dev/null 2>&1; then
-    rm -rf "$tree"
-    git -C "$root" worktree add --quiet --detach "$tree" "$head"
-fi
-trap 'git -C "$tree" reset --quiet --hard "$head" >/dev/null 2>&1 || true' EXIT
-
-if [ $# -gt 0 ]; then names=("$@"); else
-    names=()
-    for patch in "$root"/Verification/simulation-mutants/*.patch; do names+=("$(basename "$patch" .patch)"); done
-fi
+source "$root/scripts/mutant-worktree.sh"
 
 found=0
 for name in "${names[@]}"; do
     log="$work/$name.log"
-    git -C "$tree" checkout --quiet --detach "$head" && git -C "$tree" reset --quiet --hard "$head"
+    reset_mutant_tree
     if ! git -C "$tree" apply "$root/Verification/simulation-mutants/$name.patch" >"$log" 2>&1; then
         echo "mutant $name: patch does not apply to HEAD (see $log)"
         continue
