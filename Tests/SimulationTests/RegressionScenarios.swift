@@ -119,11 +119,15 @@ enum RegressionScenarios {
         let caller = SerialQueue(label: "sim-batch-caller")
         let gate = Mailbox()
         let log = ScenarioLog()
-        queue.async { gate.take() }  // holds the worker until both items below are queued
+        let holding = ScenarioBox(false)
+        queue.async {  // holds the worker until both items below are queued
+            holding.value = true
+            gate.take()
+        }
         caller.async { queue.sync { log.body(1) } }
         var reads = 0
-        // The test reads the FIFO's count unlocked: every other simulated thread is stopped.
-        while queue.core.state.fifo.count == 0 && reads < 5_000 {
+        // The FIFO's count, read unlocked: every other simulated thread is stopped at the seam.
+        while !(holding.value && queue.core.state.fifo.count > 0) && reads < 5_000 {
             _ = MonotonicInstant.now()
             reads += 1
         }
