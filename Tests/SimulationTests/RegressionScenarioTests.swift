@@ -13,7 +13,8 @@ import Testing
             Simulation(strategy: entry.strategy).explore(name, seeds: entry.seeds(perUnit: 20), entry.scenario)
         }
         #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
-        print("\(report.summary); steps \(report.results.map(\.steps).min() ?? 0)…\(report.results.map(\.steps).max() ?? 0)")
+        let steps = report.results.map(\.steps)
+        print("\(report.summary); steps \(steps.min() ?? 0)…\(steps.max() ?? 0)")
     }
 }
 #endif

@@ -107,7 +107,8 @@ enum RegressionScenarios {
         due.sync {}
         Simulation.check(
             (dueRanAfter.value ?? .max) <= 2,
-            "due delayed work ran after \(dueRanAfter.value.map(String.init) ?? "no") hops of the chain, not after the turn")
+            "due delayed work ran after \(dueRanAfter.value.map(String.init) ?? "no") hops of the chain, "
+                + "not after the turn")
     }
 
     /// A `sync` turn with async work behind it in the same batch: the worker hands the queue to

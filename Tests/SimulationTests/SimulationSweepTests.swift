@@ -63,12 +63,13 @@ import Testing
                         && replay.failure?.report == failure.report
                 }.count
                 return "mutant \(mutant): found after \(seed + 1) schedules in \(String(format: "%.2f", seconds)) s, "
-                    + "replayed identical \(identical)/\(replays)\n  (\(failure.kind) in scenario \(name), seed \(seed); "
-                    + "\(failing) of the first 100 schedules fail; "
+                    + "replayed identical \(identical)/\(replays)\n"
+                    + "  (\(failure.kind) in scenario \(name), seed \(seed); \(failing) of the first 100 schedules fail; "
                     + "replay: \(result.token))"
             }
             let seconds = (ContinuousClock.now - started).seconds
-            return "mutant \(mutant): NOT found in \(limit) schedules (\(String(format: "%.1f", seconds)) s, scenario \(name))"
+            return "mutant \(mutant): NOT found in \(limit) schedules "
+                + "(\(String(format: "%.1f", seconds)) s, scenario \(name))"
         }
         print(line)
         #expect(line.contains(": found after") && line.contains("replayed identical \(replays)/\(replays)"), "\(line)")
