@@ -19,7 +19,7 @@ public final class DelayedWork: @unchecked Sendable {  // `work` is touched only
 
     /// The instant at or after which the work runs.
     public let deadline: MonotonicInstant
-    private let state = Atomic<UInt8>(Status.pending.rawValue)
+    private let state = SeamAtomic<UInt8>(Status.pending.rawValue)
     /// Written once at init, then taken by whoever moves `state` out of `pending`.
     private var work: (@Sendable () -> Void)?
 

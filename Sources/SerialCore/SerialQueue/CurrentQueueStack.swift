@@ -27,7 +27,7 @@ final class CurrentQueueStack {
     let turnGranted = PthreadCondition()
     /// Set (under the granting queue's mutex) when the worker hands this thread the queue; read
     /// without the lock by the waiter watching for its turn before it sleeps (`watchForTurn`).
-    private let turnGrantedFlag = Atomic<Bool>(false)
+    private let turnGrantedFlag = SeamAtomic<Bool>(false)
 
     /// Whether the worker has handed this thread its turn (see `grantTurn`).
     var isTurnGranted: Bool { self.turnGrantedFlag.load(ordering: .acquiring) }
