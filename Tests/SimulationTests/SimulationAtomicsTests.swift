@@ -10,30 +10,31 @@ import Testing
 /// scenario here has an outcome that only such a switch produces.
 @Suite struct SimulationAtomicsTests {
     @Test func aThreadMaySwitchBetweenTwoAtomicOperations() async {
-        let outcomes = AtomicsOutcomes()
-        let report = await offThePool {
-            Simulation(strategy: .random).explore(seeds: 0..<60, AtomicsScenarios.messagePassing(outcomes))
-        }
+        let (report, seen) = await Self.explore(AtomicsScenarios.messagePassing)
         #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
-        let seen = outcomes.seen
         // (b, a) = (0, 1): the reader looked between the writer's two stores.
         #expect(seen.contains([0, 1]), "outcomes seen: \(seen.sorted { $0.lexicographicallyPrecedes($1) })")
         #expect(seen.isSubset(of: [[0, 0], [0, 1], [1, 1]]), "\(seen)")
     }
 
-    /// Random, not PCT: the outcome needs a switch at one particular step, which PCT makes only when
-    /// one of its few change points falls there.
     @Test func cancelRacingTheRunOfDelayedWorkIsExploredBetweenTwoHandles() async {
-        let outcomes = AtomicsOutcomes()
-        let report = await offThePool {
-            Simulation(strategy: .random).explore(seeds: 0..<60, AtomicsScenarios.cancelRacesClaim(outcomes))
-        }
+        let (report, seen) = await Self.explore(AtomicsScenarios.cancelRacesClaim)
         #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
-        let seen = outcomes.seen
         // (second claimed, first claimed) = (1, 0): the claimer ran between the two cancels, or the
         // canceller between the two claims.
         #expect(seen.contains([1, 0]), "outcomes seen: \(seen.sorted { $0.lexicographicallyPrecedes($1) })")
         #expect(Set(report.results.map(\.traceHash)).count >= 10, "\(Set(report.results.map(\.traceHash)).count) paths")
+    }
+
+    /// Runs `scenario` under 60 random schedules. Random, not PCT: each outcome looked for needs a
+    /// switch at one particular step, which PCT makes only when one of its few change points falls
+    /// there.
+    private static func explore(
+        _ scenario: @escaping @Sendable (AtomicsOutcomes) -> @Sendable () -> Void
+    ) async -> (SimulationReport, Set<[Int]>) {
+        let outcomes = AtomicsOutcomes()
+        let report = await offThePool { Simulation(strategy: .random).explore(seeds: 0..<60, scenario(outcomes)) }
+        return (report, outcomes.seen)
     }
 }
 
