@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The handle of work scheduled for later (`SerialQueue.asyncAfter`, `Scheduling.schedule`).
 ///
 /// The handle owns the work's closure until the work starts or is cancelled: whichever wins the

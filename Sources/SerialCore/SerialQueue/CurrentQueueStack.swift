@@ -1,5 +1,3 @@
-import Synchronization
-
 /// What the current thread holds: the queues whose work it is running (the worker's own queue,
 /// and every queue whose `sync` body is on this thread's stack), innermost last.
 ///

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One thread of a `WorkerPool`: its own wake-up (so waking one idle thread never wakes
 /// another), its batch ring, and its `next` slot.
 ///
