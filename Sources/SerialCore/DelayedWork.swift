@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The handle of work scheduled for later (`SerialQueue.asyncAfter`, `Scheduling.schedule`).
 ///
 /// The handle owns the work's closure until the work starts or is cancelled: whichever wins the
@@ -19,7 +17,7 @@ public final class DelayedWork: @unchecked Sendable {  // `work` is touched only
 
     /// The instant at or after which the work runs.
     public let deadline: MonotonicInstant
-    private let state = Atomic<UInt8>(Status.pending.rawValue)
+    private let state = SeamAtomic<UInt8>(Status.pending.rawValue)
     /// Written once at init, then taken by whoever moves `state` out of `pending`.
     private var work: (@Sendable () -> Void)?
 

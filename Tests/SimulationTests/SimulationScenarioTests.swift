@@ -71,7 +71,8 @@ import Testing
         #expect(replay?.traceHash == failed.traceHash && replay?.failure?.report == failed.failure?.report)
     }
 
-    /// The pool's hand-off atomics are not seam operations yet; its waits and spin windows are.
+    /// The pool's waits, spin windows and hand-off atomics (`next` slots, free count, hints) are all
+    /// scheduling points.
     @Test(arguments: [Simulation.Strategy.random, .pct(depth: 3)])
     func pooledQueuesRunUnderTheSimulator(strategy: Simulation.Strategy) async {
         let report = await offThePool { Simulation(strategy: strategy).explore(seeds: 0..<20, Scenarios.pooledQueues) }

@@ -49,7 +49,9 @@ public enum WorkContext {
         }
     }
 
-    /// Whether a propagator is installed: the one load on the hot path.
+    /// Whether a propagator is installed: the one load on the hot path. A plain `Atomic`, not a
+    /// `SeamAtomic`: the process's configuration, set by `install`, not a hand-off between the
+    /// runtime's threads (and a scheduling point here would add one to every submission).
     private static let isInstalled = Atomic<Bool>(false)
     private static let installed = LockedValue<Propagator?>(nil)
 

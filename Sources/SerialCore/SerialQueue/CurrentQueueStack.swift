@@ -1,5 +1,3 @@
-import Synchronization
-
 /// What the current thread holds: the queues whose work it is running (the worker's own queue,
 /// and every queue whose `sync` body is on this thread's stack), innermost last.
 ///
@@ -27,7 +25,7 @@ final class CurrentQueueStack {
     let turnGranted = PthreadCondition()
     /// Set (under the granting queue's mutex) when the worker hands this thread the queue; read
     /// without the lock by the waiter watching for its turn before it sleeps (`watchForTurn`).
-    private let turnGrantedFlag = Atomic<Bool>(false)
+    private let turnGrantedFlag = SeamAtomic<Bool>(false)
 
     /// Whether the worker has handed this thread its turn (see `grantTurn`).
     var isTurnGranted: Bool { self.turnGrantedFlag.load(ordering: .acquiring) }

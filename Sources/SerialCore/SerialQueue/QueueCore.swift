@@ -22,17 +22,18 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     @exclusivity(unchecked) var state: QueueState
     /// Set by `suspend` and `shutdown(.cancelPending)` so the worker stops a batch midway;
     /// read without the lock once per item (a relaxed load), re-checked under the lock.
-    let interrupted = Atomic<Bool>(false)
+    let interrupted = SeamAtomic<Bool>(false)
     /// FIFO items run so far (`statistics`, `StallWatchdog`).
     let progress = QueueProgress()
-    /// The kernel's id of the worker thread, set as it starts (for stall reports).
+    /// The kernel's id of the worker thread, set as it starts (for stall reports). A plain
+    /// `Atomic`, not a `SeamAtomic`: it hands nothing over, it only names a thread in a report.
     let workerSystemID = Atomic<Int32>(0)
     /// Set when work arrives for a worker that is spinning before sleeping (see `spinBeforeSleeping`).
-    let spinningWorkerNudged = Atomic<Bool>(false)
+    let spinningWorkerNudged = SeamAtomic<Bool>(false)
     /// How long the worker watches for new work before it sleeps.
     static let spinWindowNanoseconds: UInt64 = 20_000
     /// The lock-free door through which `sync` enters an idle queue (see `FastPath`).
-    let fastPath = Atomic<UInt8>(FastPath.closed)
+    let fastPath = SeamAtomic<UInt8>(FastPath.closed)
     #if SERIAL_SIMULATION
     /// Ghost for the one-body invariant: bodies of this queue running now, on any thread.
     @exclusivity(unchecked) var simulationBodies = 0

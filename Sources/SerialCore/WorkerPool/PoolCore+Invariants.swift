@@ -24,7 +24,7 @@ extension PoolCore {
     func checkWorkConservation() -> String? {
         let idle = self.state.idleWorkers.count
         guard idle > 0 else { return nil }
-        for (index, worker) in self.state.workers.enumerated() where worker.hasNext && !worker.isPublishing {
+        for (index, worker) in self.state.workers.enumerated() where worker.hasNextForInvariantCheck && !worker.isPublishing {
             return "a queue waits in pool thread \(index)'s next slot while \(idle) pool thread(s) sleep idle"
         }
         let starting = max(0, self.state.threadCount - self.state.workers.count)

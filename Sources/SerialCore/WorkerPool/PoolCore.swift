@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The engine of a `WorkerPool`: its threads, the run queue of runnable serial queues, and its
 /// timer. Queue cores and pool threads retain it; the public `WorkerPool` only starts and stops it.
 ///
@@ -26,12 +24,12 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     @exclusivity(unchecked) private(set) var state: PoolState
     let timers: PoolTimers
     /// `state.runQueue.count`, stored under the lock, read without it by spinning threads.
-    private let runnableHint = Atomic<Int>(0)
+    private let runnableHint = SeamAtomic<Int>(0)
     /// `state.dueAtHead`, stored under the lock, read without it by a thread between two hops.
-    private let dueHint = Atomic<Int>(0)
+    private let dueHint = SeamAtomic<Int>(0)
     /// Threads out of work (looking for it, spinning, or idle), changed under the lock and read
     /// without it by a thread filling its `next` slot (see `PoolWorker`).
-    private let freeCount = Atomic<Int>(0)
+    private let freeCount = SeamAtomic<Int>(0)
 
     init(label: String, width: Int) {
         self.label = label

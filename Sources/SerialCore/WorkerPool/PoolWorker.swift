@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One thread of a `WorkerPool`: its own wake-up (so waking one idle thread never wakes
 /// another), its batch ring, and its `next` slot.
 ///
@@ -23,7 +21,7 @@ final class PoolWorker: @unchecked Sendable {  // `next` is atomic; the rest is 
     @exclusivity(unchecked) var isWoken = false
     /// A retained `QueueCore` this thread's work made runnable, or nil. Filled by this thread
     /// only; emptied by this thread or by a thief.
-    private let next = Atomic<UnsafeMutableRawPointer?>(nil)
+    private let next = SeamAtomic<UnsafeMutableRawPointer?>(nil)
     /// Whether this thread is inside `PoolCore.runTurns` (only then may `next` be filled).
     @exclusivity(unchecked) var isInTurn = false
     /// The ring a turn's batch moves into; reused, so a turn allocates nothing. This thread only.
@@ -35,6 +33,9 @@ final class PoolWorker: @unchecked Sendable {  // `next` is atomic; the rest is 
     @exclusivity(unchecked) var willLook = true
     /// Ghost: between filling `next` and deciding whether to publish it (`makeRunnable`).
     @exclusivity(unchecked) var isPublishing = false
+
+    /// Whether `next` holds a queue, read without a scheduling point (invariant checks only).
+    var hasNextForInvariantCheck: Bool { self.next.valueForInvariantCheck() != nil }
     #endif
 
     init(pool: PoolCore) {

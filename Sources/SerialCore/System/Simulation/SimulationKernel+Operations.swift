@@ -1,5 +1,6 @@
 #if SERIAL_SIMULATION
 import Glibc
+import Synchronization
 
 /// The seam operations of a simulated thread: each updates the model and is a scheduling point.
 /// Called only by the thread that holds the baton (`me`), from the seam in `System/`.
@@ -104,6 +105,24 @@ extension SimulationKernel {
         let now = self.now
         self.leave()
         return now
+    }
+
+    // MARK: Atomics
+
+    /// Before an atomic operation of the seam (`SeamAtomic`) by `me`: a scheduling point, so other
+    /// threads may run between two atomic operations with no lock between them. The caller then
+    /// runs the real operation, still alone.
+    func atomicStep(_ operation: SeamAtomicOperation, on tag: borrowing Atomic<Int>, by me: SimulatedThread) {
+        self.enter()
+        self.parkIfEnded(me)
+        // The tag packs the run's generation (high half) and the atomic's id, as `SimulationObjectTag`.
+        let packed = tag.load(ordering: .relaxed)
+        var object = SimulationObjectTag(generation: packed >> 32, id: packed & 0xFFFF_FFFF)
+        let id = self.id(of: &object)
+        tag.store(object.generation << 32 | object.id, ordering: .relaxed)
+        self.mix(operation.rawValue, me.id, id)
+        self.yield(me)
+        self.leave()
     }
 
     // MARK: Threads
