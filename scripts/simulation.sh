@@ -14,10 +14,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 seeds="${SIMULATION_SEEDS:-1000}"
-build=(buildslot swift build --build-tests --traits Simulation --scratch-path "$root/.build-sim")
-command -v buildslot >/dev/null || build=("${build[@]:1}")
-
-"${build[@]}" 2>&1 | tail -3
+swift build --build-tests --traits Simulation --scratch-path "$root/.build-sim" 2>&1 | tail -3
 log="$root/.build-sim/simulation.log"
 status=0
 SERIAL_SIMULATION_SEEDS="$seeds" "$root/.build-sim/debug/swift-serial-runtimePackageTests.xctest" \
