@@ -211,6 +211,15 @@ import Testing
             + "\(replays.first { !$0.passed }?.failure?.replayLine ?? "")")
         #expect(Set(results.map(\.traceHash)).count == 1)
         #expect(replays.allSatisfy { $0.passed && $0.traceHash == results[0].traceHash })
+        // With work on four queues the tokens differ too, and a token does not replay.
+        let (token, bigReplays) = await offThePool { () -> (String, [SimulationResult]) in
+            let first = Simulation(strategy: .random).run(seed: 7, Self.poolShutdownWithManyQueues)
+            return (first.token, (0..<10).map { _ in Simulation.replay(first.token, Self.poolShutdownWithManyQueues) })
+        }
+        let diverged = bigReplays.filter { $0.failure?.kind == "replay diverged" }
+        print("attack pool shutdown (4 queues): token \(token) replayed: \(10 - diverged.count)/10 faithful; "
+            + "\(diverged.first?.failure?.replayLine ?? "")")
+        #expect(diverged.isEmpty)
     }
 
     // MARK: Replay
