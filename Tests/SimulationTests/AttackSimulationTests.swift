@@ -671,7 +671,7 @@ import Testing
 
     /// The docs: "a task, an actor on a SerialQueue, or a job enqueued by one runs as in an
     /// ordinary build". An actor on a queue of the run, called from a task started in the run.
-    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "reproduces: the docs say a job enqueued by a task on a run's SerialQueue runs as in an ordinary build; it never runs (the cooperative thread's real signal does not wake the simulated worker), and the run ends in a misleading step limit / livelock"))
+    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "reproduces: the docs say a job enqueued by a task on a run's SerialQueue runs as in an ordinary build; the job never runs (the cooperative thread's real signal does not wake the simulated worker) and the queue is wedged: the scenario's next queue.sync deadlocks (T0 waits for its sync turn, the idle worker T1 waits on its condition)"))
     func anActorOnARunsQueueCalledFromATask() async {
         let result = await offThePool {
             Simulation(strategy: .random).run(seed: 1) {
@@ -689,8 +689,14 @@ import Testing
                     spins += 1
                     if spins % 1000 == 0 { usleep(1_000) }  // real time for the cooperative pool
                 }
-                Simulation.check(done.load(ordering: .acquiring), "the actor's job never ran within 50 ms of virtual time")
+                let ranInTime = done.load(ordering: .acquiring)
+                SimulationRun.writeToStandardError("attack actor: job ran within 50 ms virtual: \(ranInTime)\n")
+                queue.sync {}  // a simulated thread touches the queue: does the stranded job run now?
                 queue.sync {}
+                let pokes = Atomic<Int>(-1)
+                queue.sync { pokes.store(actor.assumeIsolated { $0.pokes }, ordering: .relaxed) }
+                SimulationRun.writeToStandardError("attack actor: after two syncs from the run, pokes = \(pokes.load(ordering: .relaxed))\n")
+                Simulation.check(ranInTime, "the actor's job never ran within 50 ms of virtual time")
             }
         }
         print("attack actor on a run's queue: \(result.failure?.replayLine ?? "passed") \(result.failure?.report ?? "")")
