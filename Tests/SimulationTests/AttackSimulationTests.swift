@@ -491,6 +491,21 @@ import Testing
         #expect(replayLine.map { $0.contains("at step") && line.contains("at step") ? $0 == line : true } == true)
     }
 
+    /// A crash by stack overflow on a simulated thread: the docs promise the replay line for "a
+    /// crash" too. The handler is installed without an alternate stack.
+    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "reproduces: a stack overflow on a simulated thread dies of SIGSEGV with no replay line (the trap handler has no alternate stack: sigaltstack / SA_ONSTACK)"))
+    func aStackOverflowOnASimulatedThreadPrintsTheReplayLine() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Simulation(strategy: .random).run(seed: 1) {
+                let queue = SerialQueue(label: "atk-overflow")
+                queue.sync { _ = attackRecurse(1) }
+            }
+        }
+        let text = result?.standardErrorText ?? ""
+        print("attack stack overflow: exit \(String(describing: result?.exitStatus)); stderr bytes \(result?.standardErrorContent.count ?? -1): \(text.suffix(400).debugDescription)")
+        #expect(text.contains("simulation failed (trap, signal") && text.contains("replay: sim1:random:1:"), "\(text.suffix(400))")
+    }
+
     // MARK: Runs one after another
 
     /// A failed run (deadlock, step limit mid-way through pooled work) leaves threads parked:
@@ -709,6 +724,12 @@ final class SendableMutex: @unchecked Sendable {
     func lock() { self.mutex.lock() }
     func unlock() { self.mutex.unlock() }
     func withLock<T>(_ body: () -> T) -> T { self.mutex.withLock(body) }
+}
+
+@inline(never)
+func attackRecurse(_ depth: Int) -> Int {
+    var frame = [UInt8](repeating: UInt8(truncatingIfNeeded: depth), count: 64)
+    return withUnsafeMutableBytes(of: &frame) { _ in attackRecurse(depth + 1) } + frame.count
 }
 
 final class EscapeBox: @unchecked Sendable {
