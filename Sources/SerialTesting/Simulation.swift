@@ -48,6 +48,9 @@ public struct Simulation: Sendable {
 
     /// A simulation with `strategy`; a run may take up to `maximumSteps` scheduling points.
     public init(strategy: Strategy = .pct(depth: 3), maximumSteps: Int = 200_000) {
+        if case .pct(let depth) = strategy, !(1...64).contains(depth) {
+            fatalError("Simulation: PCT depth \(depth) is out of range: use 1 to 64 (depth d finds bugs that need d - 1 preemptions)")
+        }
         self.strategy = strategy
         self.maximumSteps = maximumSteps
     }

@@ -199,7 +199,7 @@ import Testing
         _ = (a, b)
     }
 
-    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "reproduces: WorkerPool.shutdown walks its attached queues in Dictionary<ObjectIdentifier, _> order, so the same seed runs different interleavings and a token does not replay"))
+    @Test
     func poolShutdownIsDeterministic() async {
         let (results, replays) = await offThePool { () -> ([SimulationResult], [SimulationResult]) in
             let results = Self.repeated(.random, seed: 7, times: 10, Self.twoQueuesPoolShutdown)
@@ -254,7 +254,7 @@ import Testing
     /// Foreign tokens (from a passing scenario) replayed on scenarios that fail under some
     /// schedules: once the replay leaves its record the strategy's picker takes over, and a
     /// failure it then meets is what the result reports.
-    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "reproduces: a replay that left its record and then fails a check (or deadlocks) reports `failed check` / `deadlock`, not `replay diverged`: it looks like a faithful reproduction"))
+    @Test
     func aDivergedReplayThatThenFailsStillSaysReplayDiverged() async {
         let results = await offThePool { () -> [(String, SimulationResult)] in
             var results: [(String, SimulationResult)] = []
@@ -324,7 +324,7 @@ import Testing
 
     /// A token with a huge PCT depth parses, then the PCT picker builds `depth - 1` change points:
     /// 165 s and ~35 GB later the process dies with "failed to allocate 35433480128 bytes".
-    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "reproduces: a token with PCT depth Int.max is accepted by the parser; the replay allocates ~35 GB for 165 s and dies with an allocation failure instead of a clear error"))
+    @Test
     func aTokenWithAHugePCTDepthIsRefusedClearly() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Simulation.replay("sim1:pct9223372036854775807:1:0:811c9dc5:") {}
@@ -493,7 +493,7 @@ import Testing
 
     /// A crash by stack overflow on a simulated thread: the docs promise the replay line for "a
     /// crash" too. The handler is installed without an alternate stack.
-    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "reproduces: a stack overflow on a simulated thread dies of SIGSEGV with no replay line (the trap handler has no alternate stack: sigaltstack / SA_ONSTACK)"))
+    @Test
     func aStackOverflowOnASimulatedThreadPrintsTheReplayLine() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Simulation(strategy: .random).run(seed: 1) {
@@ -549,7 +549,7 @@ import Testing
 
     /// A queue created inside a run that escapes it: its worker is a simulated thread of that
     /// run. What does the run report, and what happens when the queue is used afterwards?
-    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "reproduces: a queue that outlives its run fails the run as a deadlock; the next run's async onto it passes silently though the work never runs; a plain thread's async never runs; releasing it hangs the releasing thread forever (its worker is parked)"))
+    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "documented limitation (ReplayableSchedules.md, objects live within their run): a queue that outlives its run fails the run as a deadlock; the next run's async onto it passes silently though the work never runs; a plain thread's async never runs; releasing it hangs the releasing thread forever (its worker is parked)"))
     func aQueueEscapingItsRun() async {
         let box = EscapeBox.leaked  // never released: releasing it would hang this thread forever
         let (first, second, plainRan) = await offThePool { () -> (SimulationResult, SimulationResult, Bool) in
@@ -578,7 +578,7 @@ import Testing
     /// `WheelClock()` uses a process-wide TimerService on a lazily created SerialQueue. First
     /// touched inside a run, its worker becomes a thread of that run: the run cannot end (a
     /// deadlock), and the shared clock is dead for the rest of the process, outside runs too.
-    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "reproduces: WheelClock's shared TimerService first used inside a run: the run fails as a deadlock and the process-wide shared timers never fire again, outside any run"))
+    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "documented limitation (ReplayableSchedules.md, objects live within their run): WheelClock's shared TimerService first used inside a run: the run fails as a deadlock and the process-wide shared timers never fire again, outside any run"))
     func theSharedWheelClockFirstUsedInsideARun() async {
         let (result, firedOutside) = await offThePool { () -> (SimulationResult, Bool) in
             let result = Simulation(strategy: .random).run(seed: 0) {
@@ -686,7 +686,7 @@ import Testing
 
     /// The docs: "a task, an actor on a SerialQueue, or a job enqueued by one runs as in an
     /// ordinary build". An actor on a queue of the run, called from a task started in the run.
-    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "reproduces: the docs say a job enqueued by a task on a run's SerialQueue runs as in an ordinary build; the job never runs (the cooperative thread's real signal does not wake the simulated worker) and the queue is wedged: the scenario's next queue.sync deadlocks (T0 waits for its sync turn, the idle worker T1 waits on its condition)"))
+    @Test(.disabled(if: getenv("ATTACK31_REPRODUCE") == nil, "documented limitation (ReplayableSchedules.md, Swift tasks): the job never runs (the cooperative thread's real signal does not wake the simulated worker) and the queue is wedged: the scenario's next queue.sync deadlocks (T0 waits for its sync turn, the idle worker T1 waits on its condition)"))
     func anActorOnARunsQueueCalledFromATask() async {
         let result = await offThePool {
             Simulation(strategy: .random).run(seed: 1) {

@@ -23,6 +23,11 @@ struct PoolState {
     /// Queues created on the pool that have not yet exited, by identity; unretained: a queue
     /// detaches itself on its last turn, while that turn still holds it.
     private(set) var attached: [ObjectIdentifier: Unmanaged<QueueCore>] = [:]
+    /// Attach order of each attached queue: `close()` hands them back in that order, not in the
+    /// dictionary's (which follows addresses), so a shutdown is the same from run to run (and a
+    /// simulation's seed replays it).
+    private var attachOrder: [ObjectIdentifier: UInt64] = [:]
+    private var attachCount: UInt64 = 0
     /// No new queues (`shutdown` was called, or the pool's last reference is gone).
     private(set) var isClosed = false
     /// Threads leave once no queue is attached and nothing is runnable.
@@ -163,12 +168,15 @@ struct PoolState {
     mutating func attach(_ core: QueueCore) -> Bool {
         guard !self.isClosed else { return false }
         self.attached[ObjectIdentifier(core)] = Unmanaged.passUnretained(core)
+        self.attachCount += 1
+        self.attachOrder[ObjectIdentifier(core)] = self.attachCount
         return true
     }
 
     /// A queue has exited. Returns the idle workers to wake if that lets the pool stop.
     mutating func detach(_ core: QueueCore) -> [PoolWorker] {
         self.attached[ObjectIdentifier(core)] = nil
+        self.attachOrder[ObjectIdentifier(core)] = nil
         return self.threadsShouldLeave ? self.takeAllIdleWorkers() : []
     }
 
@@ -176,7 +184,8 @@ struct PoolState {
     /// shuts them down outside the lock).
     mutating func close() -> [QueueCore] {
         self.isClosed = true
-        return self.attached.values.map { $0.takeUnretainedValue() }
+        let inAttachOrder = self.attached.sorted { self.attachOrder[$0.key]! < self.attachOrder[$1.key]! }
+        return inAttachOrder.map { $0.value.takeUnretainedValue() }
     }
 
     /// Threads leave once the attached queues have exited. Returns the idle workers to wake.

@@ -11,6 +11,10 @@ package enum ScheduleStrategy: Hashable, Sendable {
     /// 1 / (threads × expectedSteps^(depth - 1)) per run.
     case pct(depth: Int, expectedSteps: Int)
 
+    /// The deepest PCT accepted: each level is a change point drawn per run, and bugs that need
+    /// more than a handful of preemptions are out of PCT's reach anyway.
+    package static let maximumPCTDepth = 64
+
     /// PCT with a step horizon that suits the scenarios of this package (a few thousand points).
     package static func pct(depth: Int) -> ScheduleStrategy { .pct(depth: depth, expectedSteps: 2_000) }
 
@@ -31,7 +35,8 @@ package enum ScheduleStrategy: Hashable, Sendable {
         }
         guard name.hasPrefix("pct") else { return nil }
         let parts = name.dropFirst(3).split(separator: "x", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), let depth = Int(parts[0]), depth >= 1 else { return nil }
+        guard (1...2).contains(parts.count), let depth = Int(parts[0]), (1...Self.maximumPCTDepth).contains(depth)
+        else { return nil }
         var steps = 2_000
         if parts.count == 2 {
             guard let parsed = Int(parts[1]), parsed >= 1 else { return nil }

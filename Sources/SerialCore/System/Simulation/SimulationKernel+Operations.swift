@@ -136,10 +136,12 @@ extension SimulationKernel {
         self.mix(0x40, thread.id, 0)
         self.leave()
         return (thread, { [self] in
-            SimulatedThread.setCurrent(thread)
-            self.arrive(thread)
-            body()
-            self.finish(thread)
+            SimulationTrapLine.withAlternateStack {
+                SimulatedThread.setCurrent(thread)
+                self.arrive(thread)
+                body()
+                self.finish(thread)
+            }
         })
     }
 

@@ -120,7 +120,14 @@ package enum SimulationRun {
                     + "that reads no clock and takes no lock, or a blocking call outside the seam)")
             }
         }
-        if kernel.status == .completed && !kernel.scheduler.replayedWholly {
+        if let later = kernel.failure, later.kind != .replayDiverged, !kernel.scheduler.replayedWholly {
+            // The run left its record, or failed before its end: whatever failed is not the
+            // recorded failure, so the replay says it diverged (and what happened after).
+            let divergence = kernel.scheduler.divergence ?? "the run failed before its record ended"
+            kernel.failure = nil
+            kernel.recordFailure(
+                .replayDiverged, "\(divergence) (then: \(later.kind.rawValue) at step \(later.step): \(later.message))")
+        } else if kernel.status == .completed && !kernel.scheduler.replayedWholly {
             kernel.recordFailure(.replayDiverged, kernel.scheduler.divergence ?? "the run ended before its record did")
         }
         let token = kernel.scheduler.token

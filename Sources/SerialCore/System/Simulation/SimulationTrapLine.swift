@@ -25,12 +25,26 @@ enum SimulationTrapLine {
                 var action = sigaction()
                 action.__sigaction_handler.sa_handler = { signal in SimulationTrapLine.handle(signal) }
                 sigemptyset(&action.sa_mask)
-                action.sa_flags = 0
+                action.sa_flags = SA_ONSTACK  // on the thread's alternate stack: see below
                 var old = sigaction()
                 sigaction(signal, &action, &old)
                 Self.previous[Int(signal)] = old
             }
         }
+    }
+
+    /// Runs `body` with an alternate signal stack for the calling thread, so that the handler runs
+    /// after a stack overflow too (on the exhausted stack it would fault again, and print nothing).
+    static func withAlternateStack(_ body: () -> Void) {
+        let size = 256 * 1024
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        var stack = stack_t(ss_sp: memory, ss_flags: 0, ss_size: size)
+        sigaltstack(&stack, nil)
+        body()
+        var disabled = stack_t()
+        disabled.ss_flags = Int32(SS_DISABLE)
+        sigaltstack(&disabled, nil)
+        memory.deallocate()
     }
 
     private static func handle(_ signal: Int32) {
