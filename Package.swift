@@ -16,6 +16,11 @@ let internalChecksRequested = ["1", "true", "yes"].contains(Context.environment[
 let internalChecks: [SwiftSetting] =
     internalChecksRequested ? [.define("SERIAL_INTERNAL_CHECKS", .when(configuration: .debug))] : []
 
+/// Lock statistics (acquisitions, contention, hold times of every `PthreadMutex`) are compiled in
+/// only for measuring: `SERIAL_LOCK_STATISTICS=1` (scripts/pool-lock-statistics.sh).
+let lockStatisticsRequested = Context.environment["SERIAL_LOCK_STATISTICS"] == "1"
+let lockStatistics: [SwiftSetting] = lockStatisticsRequested ? [.define("SERIAL_LOCK_STATISTICS")] : []
+
 /// The DocC plugin is resolved only when documentation is built: `SERIAL_DOCS=1` (scripts/docs.sh)
 /// or `SPI_GENERATE_DOCS` (set by the Swift Package Index, which appends the plugin itself only when
 /// its URL is not in this file's text, as it is here). Dependents and ordinary builds never fetch
@@ -142,7 +147,7 @@ let package = Package(
     dependencies: integrationDependencies + documentationDependencies,
     targets: [
         // Layers, lowest first. Each imports only what is below it.
-        .target(name: "SerialCore", swiftSettings: internalChecks + simulation),
+        .target(name: "SerialCore", swiftSettings: internalChecks + simulation + lockStatistics),
         .target(name: "SerialTimers", dependencies: ["SerialCore"], swiftSettings: internalChecks),
         .target(name: "SerialCountdown", dependencies: ["SerialCore", "SerialTimers"], swiftSettings: internalChecks),
         .target(name: "SerialPolling", dependencies: ["SerialCore", "SerialTimers"], swiftSettings: internalChecks),
@@ -161,7 +166,9 @@ let package = Package(
 
         // Test-only helpers: barrier, seeded generator, bounded waits, thread counts.
         .target(name: "SerialTestSupport", dependencies: ["SerialCore"], path: "Tests/SerialTestSupport"),
-        .testTarget(name: "SerialCoreTests", dependencies: ["SerialCore", "SerialRuntime", "SerialTesting", "SerialTestSupport"]),
+        .testTarget(
+            name: "SerialCoreTests", dependencies: ["SerialCore", "SerialRuntime", "SerialTesting", "SerialTestSupport"],
+            swiftSettings: lockStatistics),
         .testTarget(name: "SerialTimersTests", dependencies: ["SerialTimers", "SerialTesting", "SerialTestSupport"]),
         .testTarget(name: "SerialCountdownTests", dependencies: ["SerialCountdown", "SerialTesting", "SerialTestSupport"]),
         .testTarget(name: "SerialPollingTests", dependencies: ["SerialPolling", "SerialTesting", "SerialTestSupport"]),

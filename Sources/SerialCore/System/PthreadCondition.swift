@@ -54,6 +54,10 @@ final class PthreadCondition {
             return thread.kernel.wait(on: self, releasing: mutex, until: nil, by: thread)
         }
         #endif
+        #if SERIAL_LOCK_STATISTICS
+        mutex.statistics.releasing()
+        defer { mutex.statistics.acquired(contended: false) }
+        #endif
         checkPthread(pthread_cond_wait(self.pointer, mutex.pointer), "pthread_cond_wait")
     }
 
@@ -68,6 +72,10 @@ final class PthreadCondition {
         var time = timespec(
             tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
             tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
+        #if SERIAL_LOCK_STATISTICS
+        mutex.statistics.releasing()
+        defer { mutex.statistics.acquired(contended: false) }
+        #endif
         let rc = pthread_cond_timedwait(self.pointer, mutex.pointer, &time)
         if _slowPath(rc != 0 && rc != ETIMEDOUT) { fatalError("pthread_cond_timedwait failed with error \(rc)") }
     }

@@ -24,6 +24,10 @@ final class PthreadMutex {
     /// This mutex's identity in a simulation run (see `SimulationKernel`).
     var simulationTag = SimulationObjectTag()
     #endif
+    #if SERIAL_LOCK_STATISTICS
+    /// Acquisitions and hold times (an instrumented build only); guarded by this mutex.
+    var statistics = LockStatistics()
+    #endif
 
     init() {
         self.pointer = .allocate(capacity: 1)
@@ -52,13 +56,22 @@ final class PthreadMutex {
         #if SERIAL_SIMULATION
         if let thread = SimulatedThread.current { return thread.kernel.lock(self, by: thread) }
         #endif
+        #if SERIAL_LOCK_STATISTICS
+        let contended = pthread_mutex_trylock(self.pointer) != 0
+        if contended { checkPthread(pthread_mutex_lock(self.pointer), "pthread_mutex_lock") }
+        self.statistics.acquired(contended: contended)
+        #else
         checkPthread(pthread_mutex_lock(self.pointer), "pthread_mutex_lock")
+        #endif
     }
 
     @inline(__always)
     func unlock() {
         #if SERIAL_SIMULATION
         if let thread = SimulatedThread.current { return thread.kernel.unlock(self, by: thread) }
+        #endif
+        #if SERIAL_LOCK_STATISTICS
+        self.statistics.releasing()
         #endif
         checkPthread(pthread_mutex_unlock(self.pointer), "pthread_mutex_unlock")
     }

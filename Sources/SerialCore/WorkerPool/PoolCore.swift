@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The engine of a `WorkerPool`: its threads, the run queue of runnable serial queues, and its
 /// timer. Queue cores and pool threads retain it; the public `WorkerPool` only starts and stops it.
 ///
@@ -30,6 +32,11 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// Threads out of work (looking for it, spinning, or idle), changed under the lock and read
     /// without it by a thread filling its `next` slot (see `PoolWorker`).
     private let freeCount = SeamAtomic<Int>(0)
+    #if SERIAL_LOCK_STATISTICS
+    /// Turns and task jobs run, for lock acquisitions per unit of work (an instrumented build).
+    let turnsRun = Atomic<Int>(0)
+    let jobsRun = Atomic<Int>(0)
+    #endif
 
     init(label: String, width: Int) {
         self.label = label
@@ -181,7 +188,11 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 self.mutex.unlock()
                 switch runnable {
                 case .queue(let core): self.runTurns(startingWith: core, on: worker, stack: stack)
-                case .job(let job): job.runSynchronously(on: self.taskExecutor!)
+                case .job(let job):
+                    #if SERIAL_LOCK_STATISTICS
+                    self.jobsRun.add(1, ordering: .relaxed)
+                    #endif
+                    job.runSynchronously(on: self.taskExecutor!)
                 }
                 ranSinceSpinning = true
                 self.mutex.lock()
@@ -249,6 +260,9 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         var current = core
         var hops = 0
         while true {
+            #if SERIAL_LOCK_STATISTICS
+            self.turnsRun.add(1, ordering: .relaxed)
+            #endif
             current.runPooledTurn(on: worker, stack: stack)
             guard let next = worker.takeNext() else { break }
             hops += 1

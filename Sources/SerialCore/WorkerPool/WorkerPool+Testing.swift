@@ -6,3 +6,37 @@ extension WorkerPool {
         self.core.mutex.withLock { self.core.state.runQueue.count }
     }
 }
+
+#if SERIAL_LOCK_STATISTICS
+/// What the pool's mutex cost over some work (a build instrumented with `SERIAL_LOCK_STATISTICS`).
+package struct PoolLockStatistics: Sendable {
+    /// Turns of pooled queues and task jobs run.
+    package var turns: Int
+    package var jobs: Int
+    /// Acquisitions of the pool's mutex, those that found it held, and the time it was held.
+    package var acquisitions: Int
+    package var contended: Int
+    package var heldNanoseconds: UInt64
+}
+
+extension WorkerPool {
+    /// The pool mutex's statistics since the last reset.
+    package var _lockStatistics: PoolLockStatistics {
+        self.core.mutex.withLock {
+            let mutex = self.core.mutex.statistics
+            return PoolLockStatistics(
+                turns: self.core.turnsRun.load(ordering: .relaxed), jobs: self.core.jobsRun.load(ordering: .relaxed),
+                acquisitions: mutex.acquisitions, contended: mutex.contended, heldNanoseconds: mutex.heldNanoseconds)
+        }
+    }
+
+    /// Counts from zero again.
+    package func _resetLockStatistics() {
+        self.core.mutex.withLock {
+            self.core.mutex.statistics.reset()
+            self.core.turnsRun.store(0, ordering: .relaxed)
+            self.core.jobsRun.store(0, ordering: .relaxed)
+        }
+    }
+}
+#endif
