@@ -165,6 +165,57 @@ struct WheelDeadlineTests {
         #expect(try await outcome.value() == "exceeded \(started)")
     }
 
+    // MARK: Starting the operation: no hop
+
+    /// The operation starts inside the call, on the caller's thread, and runs there until its
+    /// first suspension: it is not a job queued behind the caller. On a one-thread `WorkerPool`
+    /// as the tasks' executor, a task started just before the call is still waiting in the pool's
+    /// run queue when the operation starts, and runs at the operation's first suspension. No
+    /// timing: the run queue's order decides. (A child started by `addTask` queues behind it.)
+    @Test func theOperationRunsOnTheCallersThreadUntilItsFirstSuspension() async throws {
+        let scheduler = VirtualScheduler()
+        let clock = scheduler.clock
+        let pool = WorkerPool(threads: 1, label: "deadline-caller")
+        defer { pool.shutdown() }
+        let order = CallbackRecorder<String>("order")
+        let task = Task(executorPreference: pool) {
+            let caller = CurrentThreadID.value
+            let other = Task(executorPreference: pool) { order.record("a task queued before the call") }
+            let value = try await withWheelDeadline(after: .seconds(60), clock: clock) {
+                order.record(CurrentThreadID.value == caller ? "starts on the caller's thread" : "starts elsewhere")
+                await Task.yield()  // the first suspension: the rest is a job behind that task
+                order.record("resumes")
+                return 1
+            }
+            order.record("returned \(value)")
+            await other.value
+        }
+        let seen = try await order.wait(forCount: 4, timeout: .seconds(120))
+        #expect(seen == ["starts on the caller's thread", "a task queued before the call", "resumes", "returned 1"])
+        try await task.value
+        #expect(clock.timers.pendingCount == 0)
+    }
+
+    /// An operation that never suspends has finished when the call's child task is added, and the
+    /// call returns without a hop: nothing queued before it runs first.
+    @Test func anOperationThatNeverSuspendsFinishesWithinTheCallersTurn() async throws {
+        let scheduler = VirtualScheduler()
+        let clock = scheduler.clock
+        let pool = WorkerPool(threads: 1, label: "deadline-caller")
+        defer { pool.shutdown() }
+        let order = CallbackRecorder<String>("order")
+        let task = Task(executorPreference: pool) {
+            let other = Task(executorPreference: pool) { order.record("a task queued before the call") }
+            let value = try await withWheelDeadline(after: .seconds(60), clock: clock) { 7 }
+            order.record("returned \(value)")
+            await other.value
+        }
+        let seen = try await order.wait(forCount: 2, timeout: .seconds(120))
+        #expect(seen == ["returned 7", "a task queued before the call"])
+        try await task.value
+        #expect(clock.timers.pendingCount == 0)
+    }
+
     // MARK: Nesting: every call keeps its own deadline
 
     /// An unstructured `Task {}` inherits task-locals but not its creator's cancellation: a

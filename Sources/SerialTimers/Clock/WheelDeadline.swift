@@ -28,7 +28,15 @@ public struct WheelDeadlineExceeded: Error, Hashable, Sendable, CustomStringConv
 /// ```
 ///
 /// **Cost.** One timer armed and cancelled (O(1) each) and one child task that runs
-/// `operation`; no sleeping task and no Dispatch timer. Nothing is held after it returns.
+/// `operation`; no sleeping task, no Dispatch timer and no hop to another thread to start it.
+/// Nothing is held after it returns.
+///
+/// **Threads.** The child starts inside this call, on the thread running it, not as a job queued
+/// behind other work (SE-0472's `addImmediateTask`): `operation` runs there until its first
+/// suspension, and resumes after it on the child's executor (the caller's task executor
+/// preference, else the global one). An `operation` that never suspends has finished when the
+/// child is added, and the call returns without any hop. The call itself runs where any
+/// nonisolated `async` function does: called from an actor, it first leaves the actor's executor.
 ///
 /// **Why a child task.** The timer could cancel the caller's own task (`UnsafeCurrentTask` has
 /// `cancel()`), but task cancellation cannot be undone: the caller would stay cancelled after
@@ -60,7 +68,7 @@ public struct WheelDeadlineExceeded: Error, Hashable, Sendable, CustomStringConv
 ///   - deadline: when to cancel `operation`.
 ///   - tolerance: how late the cancellation may come (`nil`: the service's tick; `.zero`: precise).
 ///   - clock: whose timer service keeps the deadline (by default the shared one).
-///   - operation: the work, run in a child task.
+///   - operation: the work, run in a child task started on the calling thread.
 public func withWheelDeadline<Value: Sendable>(
     at deadline: MonotonicInstant,
     tolerance: Duration? = nil,
@@ -77,7 +85,9 @@ public func withWheelDeadline<Value: Sendable>(
     }
     defer { timer.cancel() }
     return try await withThrowingTaskGroup(of: Value.self, returning: Value.self) { group in
-        group.addTask { try await watch.run(operation) }
+        // Started on this thread, not queued: `operation` runs here until it first suspends, and
+        // one that never does has finished before `next()`, which then returns without a hop.
+        group.addImmediateTask { try await watch.run(operation) }
         do {
             return try await group.next()!
         } catch {
