@@ -474,9 +474,12 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             case .closure(let work):
                 work()
             case .job(let job):
-                job.runSynchronously(
-                    isolatedTo: UnownedSerialExecutor(ordinary: self),
-                    taskExecutor: UnownedTaskExecutor(ordinary: self))
+                // Isolated to this queue and to no task executor, as a default actor's job runs:
+                // a call into another actor on this queue then needs no hop (see +Executor).
+                job.runSynchronously(on: UnownedSerialExecutor(ordinary: self))
+            case .taskJob(let job, let queue):
+                // On the queue the task prefers (retained by the task), isolated to nothing.
+                job.runSynchronously(on: UnownedTaskExecutor(ordinary: queue.takeUnretainedValue()))
             case .delayed(let handle):
                 if let work = handle.claimRun() { work() }
             case .syncTurn(let waiter):

@@ -5,18 +5,29 @@
 // identity must be the SerialQueue itself: `Task(executorPreference:)` retains the executor it
 // is given and later releases the identity `asUnownedTaskExecutor()` returns, so a different
 // object there would leak the queue and over-release the core.
+//
+// The two faces keep their jobs apart (`QueueWork.job`, `.taskJob`) because the runtime decides
+// whether an `await` needs a hop by comparing the executors a job was run with to the ones the
+// task needs next: the serial executor's identity, then the task executor's. An actor job runs
+// isolated to the core with no task executor, as a default actor's does, so a task that prefers
+// none calls into another actor on this queue, and returns from it, without leaving the thread
+// (`swift_task_switch` finds nothing to switch). A task-executor job runs on the queue as the
+// task's own task executor and isolated to nothing, so the task's nonisolated calls stay on the
+// thread too. Running every job isolated to the core *and* on the core as task executor, as
+// this file once did, matched no task's preference: every such `await` went through the FIFO
+// twice (there and back; `SerialQueueActorHopTests`).
+//
+// What the runtime cannot do is switch inline *to* a custom executor: a call into an actor on
+// another SerialQueue (or from a task that prefers some task executor into any actor on one) is
+// always enqueued there. See the "Actor hops" article for the figures.
 
-extension QueueCore: SerialExecutor, TaskExecutor {
+extension QueueCore: SerialExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
-        self.submit(.job(UnownedJob(job)), bounded: false, operation: "enqueue (a job of an actor or task on it)")
+        self.submit(.job(UnownedJob(job)), bounded: false, operation: "enqueue (a job of an actor on it)")
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
-    }
-
-    func asUnownedTaskExecutor() -> UnownedTaskExecutor {
-        UnownedTaskExecutor(ordinary: self)
     }
 
     func checkIsolated() {
@@ -29,14 +40,25 @@ extension QueueCore: SerialExecutor, TaskExecutor {
 }
 
 extension SerialQueue: SerialExecutor, TaskExecutor {
-    /// Enqueues a Swift concurrency job; it runs on the worker in FIFO order with all other work.
+    /// Enqueues a job of a task that prefers this queue (`Task(executorPreference:)`,
+    /// `withTaskExecutorPreference`); it runs on the worker in FIFO order with all other work.
+    ///
+    /// Jobs of actors on the queue do not come here: their executor is the one
+    /// `asUnownedSerialExecutor()` returns. The job runs with this queue as its task executor and
+    /// no actor isolation, so the task's calls to nonisolated async functions stay on the queue's
+    /// thread without another trip through the FIFO.
     ///
     /// - Complexity: O(1) amortised; no allocation for the job itself.
     public func enqueue(_ job: consuming ExecutorJob) {
-        self.core.enqueue(job)
+        self.core.submit(
+            .taskJob(UnownedJob(job), Unmanaged.passUnretained(self)), bounded: false,
+            operation: "enqueue (a job of a task that prefers it)")
     }
 
     /// The executor actors use: `nonisolated var unownedExecutor: UnownedSerialExecutor { q.asUnownedSerialExecutor() }`.
+    ///
+    /// A call from one actor on this queue into another actor on it runs inline, with no trip
+    /// through the FIFO (unless the calling task prefers a task executor: the runtime then hops).
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         self.core.asUnownedSerialExecutor()
     }

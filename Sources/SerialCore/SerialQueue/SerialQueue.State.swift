@@ -3,8 +3,11 @@
 enum QueueWork {
     /// `async` work.
     case closure(@Sendable () -> Void)
-    /// A Swift concurrency job (actor or task-executor work).
+    /// A job of an actor on this queue (the queue as its serial executor).
     case job(UnownedJob)
+    /// A job of a task that prefers this queue as its task executor and is isolated to no actor.
+    /// The task retains the queue it prefers, so the queue outlives the job.
+    case taskJob(UnownedJob, Unmanaged<SerialQueue>)
     /// Delayed work that has fallen due; it still runs only if its handle can claim the run.
     case delayed(DelayedWork)
     /// A `sync` caller waiting for its turn on its own thread.
@@ -15,7 +18,7 @@ enum QueueWork {
     var isCancellable: Bool {
         switch self {
         case .closure, .delayed: return true
-        case .job, .syncTurn: return false
+        case .job, .taskJob, .syncTurn: return false
         }
     }
 }
