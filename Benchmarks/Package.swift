@@ -49,11 +49,14 @@ let package = Package(
             dependencies: [
                 serialRuntime,
                 serialTesting,
+                "AllocationCounter",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Counts the compare process's allocations (it replaces malloc and friends, forwarding to glibc's).
+        .target(name: "AllocationCounter"),
         // package-benchmark suites: `swift package --package-path Benchmarks benchmark`;
         // allocation ceilings: `Benchmarks/check-thresholds.sh`.
         suite("SerialQueueBenchmarks"),

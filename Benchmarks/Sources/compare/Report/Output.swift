@@ -8,7 +8,9 @@ struct Machine {
 enum Output {
     /// Exactly one JSON object: `{"rows":[{"name":…,"unit":…,"serial":x,"pooled":w,"dispatch":y,"nio":z},…]}`,
     /// a column absent when that peer has no equivalent (or could not be measured). Each row
-    /// also carries `counts` (operations per repetition per column) and `notes` when it has any,
+    /// also carries `counts` (operations per repetition per column), `per_call` (further figures
+    /// per operation by column, e.g. `{"serial":{"allocations":0,"switches":0,…}}`) and `notes`
+    /// when it has any,
     /// and `load`: the machine's load averages (1, 5, 15 minutes) when its measurement started and
     /// ended, `{"start":[…],"end":[…]}`; the object carries `cores` and `repetitions`.
     static func json(_ rows: [Row], machine: Machine) -> String {
@@ -22,6 +24,12 @@ enum Output {
                 row.values[column] == nil ? nil : row.counts[column].map { "\"\(column)\":\($0)" }
             }
             if !counts.isEmpty { fields.append("\"counts\":{\(counts.joined(separator: ","))}") }
+            let perCall = Column.allCases.compactMap { column -> String? in
+                guard row.values[column] != nil, let figures = row.perCall[column], !figures.isEmpty else { return nil }
+                let pairs = figures.sorted { $0.key < $1.key }.filter { $0.value.isFinite }.map { "\(quoted($0.key)):\($0.value)" }
+                return "\"\(column)\":{\(pairs.joined(separator: ","))}"
+            }
+            if !perCall.isEmpty { fields.append("\"per_call\":{\(perCall.joined(separator: ","))}") }
             if !row.notes.isEmpty { fields.append("\"notes\":[\(row.notes.map(quoted).joined(separator: ","))]") }
             let load = [("start", row.load.start), ("end", row.load.end)].compactMap { name, value in
                 value.map { "\"\(name)\":\($0.json)" }

@@ -22,6 +22,8 @@ enum Goal {
     case serialAtMost(Double)
     /// pooled / peer must be at most `limit`.
     case pooledRatio(Column, atMost: Double)
+    /// The column's own figure must be at most `limit`.
+    case columnAtMost(Column, Double)
 
     /// Whether `row` meets it; `nil` when the row lacks a figure it needs.
     func isMet(by row: Row) -> Bool? {
@@ -32,6 +34,8 @@ enum Goal {
             return row.values[.serial].map { $0 <= limit }
         case .pooledRatio(let peer, let limit):
             return row.ratio(of: .pooled, to: peer).map { $0 <= limit }
+        case .columnAtMost(let column, let limit):
+            return row.values[column].map { $0 <= limit }
         }
     }
 
@@ -40,6 +44,7 @@ enum Goal {
         case .ratio(let peer, let limit): return "≤\(formatNumber(limit)) of \(peer)"
         case .serialAtMost(let limit): return limit == 0 ? "= 0" : "≤\(formatNumber(limit))"
         case .pooledRatio(let peer, let limit): return "pooled ≤\(formatNumber(limit)) of \(peer)"
+        case .columnAtMost(let column, let limit): return "\(column) ≤\(formatNumber(limit))"
         }
     }
 }
@@ -54,6 +59,9 @@ struct Row {
     var goals: [Goal] = []
     /// Why a column is missing or measured differently.
     var notes: [String] = []
+    /// Per column, further figures per operation by name (the actor hop rows: context switches,
+    /// allocations, and items through each queue's FIFO).
+    var perCall: [Column: [String: Double]] = [:]
     /// The load averages when the row's measurement started and ended (rows measured together,
     /// such as a p50 and its p99, share them).
     var load: (start: LoadAverage?, end: LoadAverage?) = (nil, nil)

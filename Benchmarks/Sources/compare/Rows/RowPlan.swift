@@ -14,8 +14,8 @@ struct RowPlan: Sendable {
         "timers_schedule_cancel_1m", "timers_pending_1m_vs_1k", "timers_fire_100k", "timers_lateness_p99",
         "timers_lateness_precise_p99", "timers_wakeups_coalesced",
         "timers_rearm_100k", "timers_repeating_drift", "timers_memory_10m",
-        "idle_wakeups", "countdown_tick_100k", "sleep_cancel_1m", "deadline_100k", "actor_pingpong",
-        "task_spawn_1m",
+        "idle_wakeups", "countdown_tick_100k", "sleep_cancel_1m", "deadline_100k",
+        "actor_call_same_executor", "actor_roundtrip", "task_spawn_1m",
     ]
 
     static let all: [RowPlan] = [
@@ -86,5 +86,5 @@ struct RowPlan: Sendable {
             return [p50, p99]
         },
     ] + PoolRows.plans + TimerRows.plans + TimerPrecisionRows.plans + TimerRearmRows.plans + TimerMemoryRows.plans
-        + CountdownRows.plans + AsyncTimeRows.plans + ActorRows.plans + TimerRows.lastPlans
+        + CountdownRows.plans + AsyncTimeRows.plans + ActorHopRows.plans + ActorRows.plans + TimerRows.lastPlans
 }
