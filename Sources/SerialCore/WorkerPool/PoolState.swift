@@ -132,6 +132,11 @@ struct PoolState {
         self.idleWorkers.append(worker)
     }
 
+    /// Wakes the most recently idle worker, if any (it will look for work).
+    mutating func wakeIdleWorker() -> PoolWorker? {
+        self.popIdleWorker()
+    }
+
     private mutating func popIdleWorker() -> PoolWorker? {
         guard let worker = self.idleWorkers.popLast() else { return nil }
         worker.isWoken = true
@@ -207,4 +212,30 @@ struct PoolState {
 enum PoolRunnable {
     case queue(QueueCore)
     case job(UnownedJob)
+
+    /// A runnable as one machine word, for a `LocalRunQueue`'s atomic slots: a retained queue's
+    /// address, or a job's address with its lowest bit set (both are at least 16-byte aligned).
+    struct Word {
+        let rawValue: UInt
+
+        /// Takes `runnable` into a word: a queue is retained until `runnable` takes it back.
+        init(_ runnable: PoolRunnable) {
+            switch runnable {
+            case .queue(let core): self.rawValue = UInt(bitPattern: PoolWorker.retainedPointer(to: core))
+            case .job(let job): self.rawValue = UInt(bitPattern: unsafeBitCast(job, to: UnsafeRawPointer.self)) | 1
+            }
+        }
+
+        init(rawValue: UInt) {
+            self.rawValue = rawValue
+        }
+
+        /// The runnable, owning again the queue's reference (once per word taken).
+        var runnable: PoolRunnable {
+            if self.rawValue & 1 != 0 {
+                return .job(unsafeBitCast(UnsafeRawPointer(bitPattern: self.rawValue & ~1)!, to: UnownedJob.self))
+            }
+            return .queue(Unmanaged<QueueCore>.fromOpaque(UnsafeRawPointer(bitPattern: self.rawValue)!).takeRetainedValue())
+        }
+    }
 }
