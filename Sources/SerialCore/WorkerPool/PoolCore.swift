@@ -260,42 +260,49 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         stack.poolWorker = worker
         var ranSinceSpinning = false
         var isFree = false  // counted in `freeCount`
-        self.mutex.withLock { self.state.addWorker(worker) }
+        // Held from a spin or a wake-up (and from the start) into the next look: a thread that
+        // stopped watching or was woken looks before anything else can change.
+        var holdsLock = true
+        self.mutex.lock()
+        self.state.addWorker(worker)
         while true {
-            // This thread's own work, without the lock, unless the run queue is owed a look: due
-            // delayed work waits there, or its turn came (own work and the run queue alternate).
-            let runQueueIsOwed =
-                worker.mustLookAtRunQueue || self.dueHint.load(ordering: .acquiring) > 0
-                || (worker.tookOwnWorkLast && self.runnableHint.load(ordering: .relaxed) > 0)
-            if !runQueueIsOwed, let word = worker.local.pop() {
-                worker.tookOwnWorkLast = true
-                self.run(word.runnable, on: worker, stack: stack)
-                ranSinceSpinning = true
-                continue
+            if !holdsLock {
+                // This thread's own work, without the lock, unless the run queue is owed a look:
+                // due delayed work waits there, or its turn came (own work and the run queue alternate).
+                let runQueueIsOwed =
+                    worker.mustLookAtRunQueue || self.dueHint.load(ordering: .acquiring) > 0
+                    || (worker.tookOwnWorkLast && self.runnableHint.load(ordering: .relaxed) > 0)
+                if !runQueueIsOwed, let word = worker.local.pop() {
+                    worker.tookOwnWorkLast = true
+                    self.run(word.runnable, on: worker, stack: stack)
+                    ranSinceSpinning = true
+                    continue
+                }
+                worker.tookOwnWorkLast = false
+                worker.mustLookAtRunQueue = false
+                self.mutex.lock()
+                holdsLock = true
             }
-            worker.tookOwnWorkLast = false
-            worker.mustLookAtRunQueue = false
-            self.mutex.lock()
             if let runnable = self.lookForWork(on: worker, isFree: &isFree) {
                 self.mutex.unlock()
+                holdsLock = false
                 self.run(runnable, on: worker, stack: stack)
                 ranSinceSpinning = true
                 continue
             }
             if self.state.retireIfSurplus() { break }
-            if ranSinceSpinning && self.state.maySpin {
+            if ranSinceSpinning {
                 // Once per stretch of work, never while idle: an idle pool causes no wake-ups.
                 ranSinceSpinning = false
-                self.spinBeforeSleeping()
-                self.mutex.unlock()
-                continue  // look again
+                if self.state.maySpin {
+                    self.spinBeforeSleeping()
+                    continue  // look again, under the lock
+                }
             }
-            ranSinceSpinning = false
             self.state.goIdle(worker)
             while !worker.isWoken {
                 worker.wakeUp.wait(releasing: self.mutex)
             }
-            self.mutex.unlock()
         }
         if isFree { self.freeCount.subtract(1, ordering: .sequentiallyConsistent) }
         let leaving = self.state.removeWorker(worker)
