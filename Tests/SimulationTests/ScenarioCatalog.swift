@@ -50,7 +50,6 @@ enum ScenarioCatalog {
         "due-behind-hops": "due-work-ends-hops",
         "coordinator-ignores-lease": "coordinator-one-lease",
         "local-not-stolen": "own-run-queue-stolen",
-        "local-no-recheck": "own-run-queue-stolen",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }
