@@ -57,6 +57,21 @@ private actor Teller {
     }
 }
 
+/// An actor that suspends its own queue, then calls into another actor on that queue.
+private actor Suspender {
+    let queue: SerialQueue
+    init(queue: SerialQueue) { self.queue = queue }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { self.queue.asUnownedSerialExecutor() }
+
+    /// Sets `returned` once the call into `ledger` came back; returns whether it ran on the queue.
+    func suspendThenCall(_ ledger: Ledger, returned: TestFlag) async -> Bool {
+        self.queue.suspend()
+        let onQueue = await ledger.record()
+        returned.set()
+        return onQueue
+    }
+}
+
 /// Leaves the caller's isolation for the generic executor (or the task's preferred executor).
 @concurrent
 private func stepAway(_ queue: SerialQueue) async -> Bool {
@@ -137,5 +152,19 @@ struct SerialQueueActorHopTests {
         #expect(seen.allOnTheirQueues)
         #expect(seen.enqueuedThere == calls, "\(calls) calls put \(seen.enqueuedThere) items through the callee's queue")
         #expect(seen.enqueuedHere == calls, "\(calls) returns put \(seen.enqueuedHere) items through the caller's queue")
+    }
+
+    /// `suspend()` stops the queue from starting its next item; a call the current piece makes
+    /// into an actor on the same queue runs inline, as part of that piece, before `resume()`.
+    @Test(arguments: QueueMode.allCases) func aCallIntoAnActorOnTheQueueRunsInlineAfterSuspend(mode: QueueMode) async {
+        let queue = mode.queue(label: "hop-suspend")
+        let suspender = Suspender(queue: queue)
+        let ledger = Ledger(queue: queue)
+        let returned = TestFlag()
+        let call = Task { await suspender.suspendThenCall(ledger, returned: returned) }
+        let ranBeforeResume = await eventually(timeout: .seconds(30)) { returned.isSet }
+        queue.resume()
+        #expect(ranBeforeResume, "a call into an actor on the suspended queue waited for resume()")
+        #expect(await call.value, "the call ran off the queue")
     }
 }

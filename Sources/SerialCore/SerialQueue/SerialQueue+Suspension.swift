@@ -2,7 +2,8 @@ extension SerialQueue {
     /// Stops the queue from starting more work until a matching `resume()`.
     ///
     /// Work already running finishes; called from the queue's own work, nothing after the
-    /// current piece starts. Work keeps being accepted and keeps its order; `sync` callers
+    /// current piece starts (a call that piece makes into an actor on this queue runs inline, as
+    /// part of it: see <doc:ActorHops>). Work keeps being accepted and keeps its order; `sync` callers
     /// wait. Calls nest: each needs its own `resume()`. Shutdown ends a suspension.
     ///
     /// - Complexity: O(1).
