@@ -84,3 +84,10 @@ func timeoutManagerDocExample() throws {
     }
     // end example
 }
+
+// example: ActorHops
+actor Ledger {
+    let queue = SerialQueue(label: "ledger")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { queue.asUnownedSerialExecutor() }
+}
+// end example
