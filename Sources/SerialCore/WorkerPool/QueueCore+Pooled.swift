@@ -41,7 +41,9 @@ extension QueueCore {
         if self.state.hasRunnableWork {
             self.state.requeuePooledTurn()
             self.unlockState()
-            pool.requeue(self, from: worker)
+            // Without a `next` queue this thread looks at the run queue at once: no wake-up needed
+            // unless other queues wait there too.
+            pool.enqueue(self, callerWillDequeue: !worker.hasNext)
             return
         }
         self.state.fallAsleep()
