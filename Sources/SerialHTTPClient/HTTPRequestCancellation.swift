@@ -1,6 +1,6 @@
 #if HTTPClient  // compiled only with the package trait HTTPClient (see Package.swift)
 import AsyncHTTPClient
-import Synchronization
+import SerialCore
 
 /// The cancellation an `HTTPRequest`'s attempts share: once fired, it cancels the HTTP request in
 /// flight (AsyncHTTPClient closes its connection and fails it with `HTTPClientError.cancelled`)
@@ -17,7 +17,7 @@ public final class HTTPRequestCancellation: Sendable {
         var others: [UInt64: HTTPClient.Task<HTTPClient.Response>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// A cancellation not yet fired.
     public init() {}

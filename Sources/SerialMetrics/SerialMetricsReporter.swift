@@ -1,7 +1,7 @@
 #if Metrics  // compiled only with the package trait Metrics (see Package.swift)
 import CoreMetrics
+import SerialCore
 import SerialRuntime
-import Synchronization
 
 /// Exports `SerialQueue.statistics` and any service figure as swift-metrics counters, gauges
 /// and timers, with the queue's label as the `queue` dimension.
@@ -58,7 +58,7 @@ public final class SerialMetricsReporter: Sendable {
         let late: Counter
         let wakeUps: Counter
         let pending: Gauge
-        let progress = Mutex<(last: ServiceStatistics, outcomes: [String: Counter])>(
+        let progress = LockedValue<(last: ServiceStatistics, outcomes: [String: Counter])>(
             (ServiceStatistics(accepted: 0, pending: 0, outcomes: [:]), [:]))
 
         init(service: any ServiceStatisticsReporting, name: String, factory: any MetricsFactory) {
@@ -104,7 +104,7 @@ public final class SerialMetricsReporter: Sendable {
     }
 
     private let factory: any MetricsFactory
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// A reporter whose metrics come from `factory` (by default, the bootstrapped MetricsSystem's).
     public init(factory: any MetricsFactory = MetricsSystem.factory) {

@@ -1,5 +1,5 @@
 #if Postgres  // compiled only with the package trait Postgres (see Package.swift)
-import Synchronization
+import SerialCore
 
 /// Wakes the callers waiting behind another holder's lease when a NOTIFY says the credential
 /// changed (published or released), so they re-read at once instead of at their next backoff.
@@ -11,7 +11,7 @@ final class PublishSignal: Sendable {
         var nextID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Returns at the next `signal()`, or after `timeout`, whichever comes first.
     func wait(upTo timeout: Duration) async {

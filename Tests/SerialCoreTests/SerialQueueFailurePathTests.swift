@@ -152,7 +152,7 @@ struct SerialQueueFailurePathTests {
 
 /// A `@Sendable` log of strings.
 final class LockedLog: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = LockedValue<[String]>([])
     func append(_ entry: String) { self.storage.withLock { $0.append(entry) } }
     var entries: [String] { self.storage.withLock { $0 } }
 }

@@ -1,7 +1,6 @@
 import Glibc
 import SerialCore
 import SerialTestSupport
-import Synchronization
 import Testing
 
 /// Several watchdogs on one queue, and a watchdog stopped from its own report.
@@ -54,7 +53,7 @@ struct StallWatchdogSharingTests {
     @Test func stopFromTheReportClosureReturns() async {
         await #expect(processExitsWith: .success) {
             let stopped = TestSemaphore()
-            let holder = Mutex<StallWatchdog?>(nil)
+            let holder = LockedValue<StallWatchdog?>(nil)
             let watchdog = StallWatchdog(runningThreshold: .milliseconds(20), waitingThreshold: .seconds(60)) { _ in
                 holder.withLock { $0 }?.stop()
                 stopped.signal()
@@ -75,7 +74,7 @@ struct StallWatchdogSharingTests {
     @Test func droppingTheLastReferenceInTheReportClosureReturns() async {
         await #expect(processExitsWith: .success) {
             let reported = TestSemaphore()
-            let holder = Mutex<StallWatchdog?>(nil)
+            let holder = LockedValue<StallWatchdog?>(nil)
             holder.withLock {
                 $0 = StallWatchdog(runningThreshold: .milliseconds(20), waitingThreshold: .seconds(60)) { _ in
                     let last = holder.withLock { held in

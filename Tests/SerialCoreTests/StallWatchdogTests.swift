@@ -8,7 +8,7 @@ import Testing
 @Suite("StallWatchdog")
 struct StallWatchdogTests {
     final class Reports: Sendable {
-        private let stalls = Mutex<[StallWatchdog.Stall]>([])
+        private let stalls = LockedValue<[StallWatchdog.Stall]>([])
         let arrived = TestSemaphore()
         func add(_ stall: StallWatchdog.Stall) {
             self.stalls.withLock { $0.append(stall) }

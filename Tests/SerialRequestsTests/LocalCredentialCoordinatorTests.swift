@@ -1,7 +1,6 @@
 import SerialCore
 import SerialRequests
 import SerialTesting
-import Synchronization
 import Testing
 
 /// The in-process coordinator alone: one lease per generation, waiters answered in order,
@@ -9,7 +8,7 @@ import Testing
 @Suite("LocalCredentialCoordinator: leases, fencing, waiters")
 struct LocalCredentialCoordinatorTests {
     final class Answers: Sendable {
-        let list = Mutex<[String]>([])
+        let list = LockedValue<[String]>([])
         func record(_ name: String) -> @Sendable (Result<CredentialGrant<String>, any Error>) -> Void {
             { result in
                 let text: String
@@ -36,7 +35,7 @@ struct LocalCredentialCoordinatorTests {
     private func publish(
         _ coordinator: LocalCredentialCoordinator<String>, _ credential: String, _ lease: CredentialLease
     ) -> PublishOutcome? {
-        let outcome = Mutex<PublishOutcome?>(nil)
+        let outcome = LockedValue<PublishOutcome?>(nil)
         coordinator.publish(credential, under: lease) { result in outcome.withLock { $0 = try? result.get() } }
         return outcome.withLock { $0 }
     }

@@ -9,8 +9,8 @@ import Synchronization
 final class LoopbackHTTPServer: Sendable {
     let port: UInt16
     private let listener: Int32
-    private let thread: Mutex<pthread_t?> = Mutex(nil)
-    private let state = Mutex<(valid: String, issued: Int, served: Int)>(("t0", 0, 0))
+    private let thread: LockedValue<pthread_t?> = LockedValue(nil)
+    private let state = LockedValue<(valid: String, issued: Int, served: Int)>(("t0", 0, 0))
 
     init?() {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

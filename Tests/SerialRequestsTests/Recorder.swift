@@ -1,5 +1,5 @@
+import SerialCore
 import SerialRequests
-import Synchronization
 
 /// Collects completions and state changes by the test's own tag, to count exactly-once.
 final class Recorder: Sendable {
@@ -8,8 +8,8 @@ final class Recorder: Sendable {
         var states: [RequestState] = []
     }
 
-    let records = Mutex<[String: Record]>([:])
-    let completionOrder = Mutex<[String]>([])
+    let records = LockedValue<[String: Record]>([:])
+    let completionOrder = LockedValue<[String]>([])
 
     func completion(_ tag: String) -> @Sendable (RequestResult<Reply>) -> Void {
         { result in

@@ -1,3 +1,4 @@
+import SerialCore
 import SerialRequests
 import SerialTesting
 import Synchronization
@@ -124,7 +125,7 @@ struct RequestQueueCancelAndTimeoutTests {
 
     @Test func cancellingFromInsideAnObserverIsSafeAndStillGivesOneCompletion() {
         let harness = Harness()
-        let victim = Mutex<RequestHandle?>(nil)
+        let victim = LockedValue<RequestHandle?>(nil)
         let cancelled = Atomic<Bool>(false)
         harness.queue.submit(
             Call(name: "trigger"),
@@ -144,7 +145,7 @@ struct RequestQueueCancelAndTimeoutTests {
 
     @Test func observersSeeEveryStateChangeInOrderBeforeTheCompletion() {
         let harness = Harness()
-        let events = Mutex<[String]>([])
+        let events = LockedValue<[String]>([])
         harness.server.expireToken()
         harness.queue.submit(
             Call(name: "traced", statuses: [200, 503, 200]),  // the first send meets the expired token

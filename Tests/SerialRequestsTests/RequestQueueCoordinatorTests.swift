@@ -1,7 +1,6 @@
 import SerialCore
 import SerialRequests
 import SerialTesting
-import Synchronization
 import Testing
 
 /// RequestQueue refreshing through a `CredentialCoordinator`: queues sharing one refresh once per
@@ -37,7 +36,7 @@ struct RequestQueueCoordinatorTests {
 
     /// The grant the test's "other process" got.
     final class Held: Sendable {
-        let grant = Mutex<CredentialGrant<Int>?>(nil)
+        let grant = LockedValue<CredentialGrant<Int>?>(nil)
         var lease: CredentialLease? {
             self.grant.withLock { if case .lease(let lease) = $0 { return lease } else { return nil } }
         }
@@ -96,7 +95,7 @@ struct RequestQueueCoordinatorTests {
         #expect(pair.harness.queue.parkedCount == 20)
         // The other process refreshed at the server and publishes its token, 7.
         pair.harness.server.state.withLock { $0.alsoValid = [7] }
-        let outcome = Mutex<PublishOutcome?>(nil)
+        let outcome = LockedValue<PublishOutcome?>(nil)
         pair.coordinator.publish(7, under: lease) { result in outcome.withLock { $0 = try? result.get() } }
         #expect(outcome.withLock { $0 } == .accepted(generation: 1))
         pair.harness.advance(.milliseconds(100))
@@ -124,7 +123,7 @@ struct RequestQueueCoordinatorTests {
         #expect(pair.harness.recorder.only("r")?.isSuccess == true)
         #expect(pair.harness.queue.credentialGeneration == 1)
         // The paused holder wakes up and publishes under its expired lease: refused (fenced).
-        let outcome = Mutex<PublishOutcome?>(nil)
+        let outcome = LockedValue<PublishOutcome?>(nil)
         pair.coordinator.publish(99, under: stale) { result in outcome.withLock { $0 = try? result.get() } }
         #expect(outcome.withLock { $0 } == .refused)
         #expect(pair.coordinator.generation == 1)
@@ -230,7 +229,7 @@ struct RequestQueueCoordinatorTests {
         let queue = TestQueue(
             transport: server, credential: 3, credentialGeneration: 3, policy: server.policy(),
             coordinator: coordinator, scheduler: scheduler)
-        let result = Mutex<RequestResult<Reply>?>(nil)
+        let result = LockedValue<RequestResult<Reply>?>(nil)
         queue.submit(Call(name: "r")) { outcome in result.withLock { $0 = outcome } }
         scheduler.advance(by: .seconds(1))
         #expect(coordinator.calls.first == "acquire 3")
@@ -246,7 +245,7 @@ final class ScriptedCoordinator: CredentialCoordinator, Sendable {
     typealias Credential = Int
     let acquireAnswer: Result<CredentialGrant<Int>, any Error>
     let publishAnswer: Result<PublishOutcome, any Error>
-    let log = Mutex<[String]>([])
+    let log = LockedValue<[String]>([])
 
     init(
         acquire: Result<CredentialGrant<Int>, any Error>,

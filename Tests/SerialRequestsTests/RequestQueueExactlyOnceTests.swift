@@ -1,7 +1,7 @@
+import SerialCore
 import SerialRequests
 import SerialTestSupport
 import SerialTesting
-import Synchronization
 import Testing
 
 @Suite("RequestQueue exactly-once completion under a random workload")
@@ -23,8 +23,8 @@ struct RequestQueueExactlyOnceTests {
                 agingInterval: .milliseconds(100)))
         harness.server.state.withLock { $0.refreshLatency = .milliseconds(15) }
         harness.cache.entries.withLock { $0["cached"] = Reply(name: "cached", status: 200, token: -2) }
-        let counts = Mutex([UInt8](repeating: 0, count: total))
-        let mismatches = Mutex<[String]>([])
+        let counts = LockedValue([UInt8](repeating: 0, count: total))
+        let mismatches = LockedValue<[String]>([])
         let statuses = [200, 200, 200, 200, 200, 200, 503, -1, 500, 304, 401, 0]
         let silentFree = statuses.filter { $0 != 0 }
         // A kind serialises its requests: keep each kind's share below what one in-flight request
@@ -48,7 +48,7 @@ struct RequestQueueExactlyOnceTests {
                 let priorityRoll = random.next() % 100
                 let priority: RequestPriority =
                     priorityRoll < 3 ? .unique : priorityRoll < 30 ? .high : priorityRoll < 70 ? .default : .low
-                let box = Mutex<RequestHandle?>(nil)
+                let box = LockedValue<RequestHandle?>(nil)
                 let handle = harness.queue.submit(
                     call, priority: priority,
                     kind: kinds[Int(random.next() % UInt64(kinds.count))], timeout: timeout

@@ -1,7 +1,6 @@
 import SerialCore
 import SerialRequests
 import SerialTestSupport
-import Synchronization
 import Testing
 
 @Suite("RequestQueue end to end against an HTTP server on loopback")
@@ -29,7 +28,7 @@ struct RequestQueueLoopbackTests {
                 retryBackoff: RetryBackoff(initial: .milliseconds(5), maximum: .milliseconds(50))),
             scheduler: scheduler)
         let total = 40
-        let results = Mutex<[Int: RequestResult<LoopbackHTTPTransport.HTTPReply>]>([:])
+        let results = LockedValue<[Int: RequestResult<LoopbackHTTPTransport.HTTPReply>]>([:])
         let halfDone = TestSemaphore()
         let allDone = TestSemaphore()
         func submit(_ index: Int) {

@@ -64,7 +64,7 @@ final class SimulatedServer: RequestTransport, Sendable {
     let scheduler: any Scheduling
     /// Where answers are delivered from (the scheduler itself, or other queues in stress tests).
     let answerOn: @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
-    let state = Mutex(State())
+    let state = LockedValue(State())
 
     init(scheduler: any Scheduling) {
         self.scheduler = scheduler
@@ -172,7 +172,7 @@ final class SimulatedServer: RequestTransport, Sendable {
 
 /// A cache the test fills, and counters of what the policy did.
 final class ResponseCacheBox: Sendable {
-    let entries = Mutex<[String: Reply]>([:])
-    let stored = Mutex<[String]>([])
+    let entries = LockedValue<[String: Reply]>([:])
+    let stored = LockedValue<[String]>([])
     let rebuilds = Atomic<Int>(0)
 }

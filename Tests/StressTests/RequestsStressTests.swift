@@ -1,3 +1,4 @@
+import SerialCore
 import SerialRuntime
 import SerialTestSupport
 import SerialTesting
@@ -136,7 +137,7 @@ struct RequestsSchedulerShutdownStressTests {
 /// Counts completions per request; signals `allDone` when every request has completed once.
 private final class CompletionTracker: Sendable {
     let total: Int
-    let counts: Mutex<[UInt8]>
+    let counts: LockedValue<[UInt8]>
     let completedCounter = Atomic<Int>(0)
     let shutDownCounter = Atomic<Int>(0)
     let schedulerShutDownCounter = Atomic<Int>(0)
@@ -144,7 +145,7 @@ private final class CompletionTracker: Sendable {
 
     init(total: Int) {
         self.total = total
-        self.counts = Mutex([UInt8](repeating: 0, count: total))
+        self.counts = LockedValue([UInt8](repeating: 0, count: total))
     }
 
     func record(_ index: Int, _ result: RequestResult<StressServer.Answer>) {
