@@ -93,6 +93,15 @@ extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
         self.step(.exchange)
         return self.value.exchange(desired, ordering: ordering)
     }
+
+    @_semantics("atomics.requires_constant_orderings")
+    @_transparent
+    borrowing func compareExchange(
+        expected: consuming Value, desired: consuming Value, ordering: AtomicUpdateOrdering
+    ) -> (exchanged: Bool, original: Value) {
+        self.step(.compareExchange)
+        return self.value.compareExchange(expected: expected, desired: desired, ordering: ordering)
+    }
 }
 
 extension SeamAtomic where Value == Int {

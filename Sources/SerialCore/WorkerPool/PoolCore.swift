@@ -3,6 +3,13 @@ import Synchronization
 /// The engine of a `WorkerPool`: its threads, the run queue of runnable serial queues, and its
 /// timer. Queue cores and pool threads retain it; the public `WorkerPool` only starts and stops it.
 ///
+/// Where work waits: in each pool thread's `next` slot and own run queue (`PoolWorker.local`),
+/// which its thread fills and takes from without any lock while every other thread is busy; and
+/// in the pool's run queue (the injection queue, under the mutex), for work from outside the
+/// pool, for due delayed work, and for work made runnable while a pool thread is free. A thread
+/// out of work looks at the run queue, then steals half of another thread's own run queue, then
+/// a `next` slot.
+///
 /// Locking: the pool's mutex is a leaf. A queue's mutex may be held while taking it (a `sync`
 /// caller telling the pool it blocks), never the other way round: the pool never takes a queue's
 /// mutex while it holds its own.
@@ -17,6 +24,8 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// How long a thread out of work watches the run queue before it sleeps (as a dedicated
     /// worker does): work arriving meanwhile costs an atomic load instead of a futex wake-up.
     static let spinWindowNanoseconds: UInt64 = 20_000
+    /// A watching thread reads the clock once per this many looks at the hints.
+    static let looksPerClockRead = 16
 
     let label: String
     let mutex = PthreadMutex()
@@ -30,8 +39,11 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// `state.dueAtHead`, stored under the lock, read without it by a thread between two hops.
     private let dueHint = SeamAtomic<Int>(0)
     /// Threads out of work (looking for it, spinning, or idle), changed under the lock and read
-    /// without it by a thread filling its `next` slot (see `PoolWorker`).
+    /// without it by a thread filling its `next` slot or own run queue (see `PoolWorker`).
     private let freeCount = SeamAtomic<Int>(0)
+    /// Counts the times a thread told the free ones about work in its own run queue, under the
+    /// lock; watching threads look again when it changes.
+    private let localWorkNotices = SeamAtomic<Int>(0)
     #if SERIAL_LOCK_STATISTICS
     /// Turns and task jobs run, for lock acquisitions per unit of work (an instrumented build).
     let turnsRun = Atomic<Int>(0)
@@ -95,33 +107,97 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
 
     /// A queue has work and no owner. From a pool thread's own turn, while no other thread is
     /// free, it goes to that thread's `next` slot (it runs there after the turn, or a thread that
-    /// runs out of work steals it); otherwise to the run queue's tail, waking an idle thread
-    /// unless a spinning one will look. Work conservation: the calling work may go on for long,
-    /// so a queue is counted on it only while no other thread could run the queue.
+    /// runs out of work steals it), or to its own run queue if `next` is taken; from outside the
+    /// pool, or while a thread is free, to the run queue's tail, waking an idle thread unless a
+    /// spinning one will look. Work conservation: the calling work may go on for long, so a
+    /// queue is counted on it only while no other thread could run the queue.
     func makeRunnable(_ core: QueueCore) {
-        if let worker = CurrentQueueStack.current.poolWorker, worker.pool === self, worker.isInTurn, !worker.hasNext {
-            #if SERIAL_SIMULATION
-            worker.isPublishing = true
-            defer { worker.isPublishing = false }
-            #endif
-            worker.fillNext(core)
-            // Dekker with `lookForWork`: stored, then read; a free thread stores, then reads `next`.
-            guard self.freeCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
-            guard let published = worker.takeNext() else { return }  // a thief has it already
-            self.enqueue(published)
-            return
+        guard let worker = CurrentQueueStack.current.poolWorker, worker.pool === self else {
+            return self.enqueue(core)  // from outside the pool
         }
-        self.enqueue(core)
+        guard worker.isInTurn, !worker.hasNext else { return self.pushLocal(.queue(core), on: worker) }
+        #if SERIAL_SIMULATION
+        worker.isPublishing = true
+        defer { worker.isPublishing = false }
+        #endif
+        worker.fillNext(core)
+        // Dekker with `lookForWork`: stored, then read; a free thread stores, then reads `next`.
+        guard self.freeCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
+        guard let published = worker.takeNext() else { return }  // a thief has it already
+        self.enqueue(published)
+    }
+
+    /// A queue whose turn left work goes back behind the work waiting: at the run queue's tail
+    /// while anything waits there (round robin with the pool's other queues), else behind this
+    /// thread's own work (no lock while every other thread is busy).
+    func requeue(_ core: QueueCore, from worker: PoolWorker) {
+        // With nothing of its own left, this thread looks at the run queue next.
+        let callerLooksNext = !worker.hasNext && worker.local.isEmpty
+        if self.runnableHint.load(ordering: .relaxed) > 0 {
+            return self.enqueue(.queue(core), ahead: false, lookingWorker: callerLooksNext ? worker : nil)
+        }
+        self.pushLocal(.queue(core), on: worker, callerLooksNext: callerLooksNext)
+    }
+
+    /// Queues `runnable` in this pool thread's own run queue, without the lock, while every other
+    /// thread is busy; while one is free, in the pool's run queue instead (waking one as needed).
+    /// A thread that became free between the two reads of `freeCount` may have missed the push:
+    /// the second read (Dekker's, with `lookForWork`'s add, then scan) sees it, and the free
+    /// threads are told. `callerLooksNext`: the caller takes the run queue's head next, if the
+    /// runnable goes there.
+    private func pushLocal(_ runnable: PoolRunnable, on worker: PoolWorker, callerLooksNext: Bool = false) {
+        guard self.freeCount.load(ordering: .sequentiallyConsistent) == 0 else {
+            return self.enqueue(runnable, ahead: false, lookingWorker: callerLooksNext ? worker : nil)
+        }
+        #if SERIAL_SIMULATION
+        worker.isPublishingLocal = true
+        defer { worker.isPublishingLocal = false }
+        #endif
+        let word = PoolRunnable.Word(runnable)
+        guard worker.local.push(word) else { return self.moveLocalWorkToRunQueue(of: worker, adding: word) }
+        guard self.freeCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
+        self.mutex.lock()
+        // Watching threads look again; an idle one is woken, since watchers may take other work.
+        self.localWorkNotices.add(1, ordering: .releasing)
+        let idle = self.state.wakeIdleWorker()
+        self.mutex.unlock()
+        idle?.wakeUp.signal()
+    }
+
+    /// Moves what this thread's own run queue holds (and `adding`, after it) to the pool's run
+    /// queue: when the ring is full (half of it), and when the thread is about to block (all).
+    func moveLocalWorkToRunQueue(of worker: PoolWorker, adding: PoolRunnable.Word? = nil) {
+        var words: [PoolRunnable.Word] = []
+        worker.local.takeHalf(into: &words)
+        if adding == nil { while !worker.local.isEmpty { worker.local.takeHalf(into: &words) } }
+        if let adding { words.append(adding) }
+        var woken: [PoolWorker] = []
+        self.mutex.lock()
+        for word in words {
+            if let idle = self.state.enqueue(word.runnable, ahead: false, callerWillDequeue: false) { woken.append(idle) }
+        }
+        self.runnableHint.store(self.state.runQueue.count, ordering: .releasing)
+        self.mutex.unlock()
+        for idle in woken { idle.wakeUp.signal() }
     }
 
     /// Adds a queue to the run queue's tail (`ahead`: its head), waking an idle thread if one is
     /// needed.
-    func enqueue(_ core: QueueCore, ahead: Bool = false, callerWillDequeue: Bool = false) {
+    func enqueue(_ core: QueueCore, ahead: Bool = false) {
+        self.enqueue(.queue(core), ahead: ahead, lookingWorker: nil)
+    }
+
+    /// Adds a runnable to the run queue, waking an idle thread if one is needed. `lookingWorker`:
+    /// the calling pool thread, which looks at the run queue's head before any other work.
+    private func enqueue(_ runnable: PoolRunnable, ahead: Bool, lookingWorker: PoolWorker?) {
         self.mutex.lock()
-        let worker = self.state.enqueue(core, ahead: ahead, callerWillDequeue: callerWillDequeue)
-        #if SERIAL_SIMULATION
-        if callerWillDequeue { CurrentQueueStack.current.poolWorker?.willLook = true }
-        #endif
+        let worker = self.state.enqueue(runnable, ahead: ahead, callerWillDequeue: lookingWorker != nil)
+        if let lookingWorker {
+            lookingWorker.mustLookAtRunQueue = true
+            #if SERIAL_SIMULATION
+            lookingWorker.willLook = true
+            #endif
+        }
         self.runnableHint.store(self.state.runQueue.count, ordering: .releasing)
         if ahead { self.dueHint.store(self.state.dueAtHead, ordering: .releasing) }
         self.mutex.unlock()
@@ -140,10 +216,13 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     nonisolated(unsafe) var taskJobOwner: String? = nil
 
     /// Runs `job` (of a task that prefers the pool) on a pool thread, as soon as one is free:
-    /// the same run queue and wake-ups as queues, so jobs get the pool's work conservation.
+    /// the same run queues and wake-ups as queues, so jobs get the pool's work conservation.
     ///
     /// - Precondition: the pool has not stopped (no thread would run the job); that traps.
     func enqueueJob(_ job: UnownedJob) {
+        if let worker = CurrentQueueStack.current.poolWorker, worker.pool === self {
+            return self.pushLocal(.job(job), on: worker)  // a live pool thread: the pool runs
+        }
         self.mutex.lock()
         if self.state.hasStopped {
             self.mutex.unlock()
@@ -181,21 +260,34 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         stack.poolWorker = worker
         var ranSinceSpinning = false
         var isFree = false  // counted in `freeCount`
+        // Held from a spin or a wake-up (and from the start) into the next look: a thread that
+        // stopped watching or was woken looks before anything else can change.
+        var holdsLock = true
         self.mutex.lock()
         self.state.addWorker(worker)
         while true {
-            if let runnable = self.lookForWork(isFree: &isFree) {
-                self.mutex.unlock()
-                switch runnable {
-                case .queue(let core): self.runTurns(startingWith: core, on: worker, stack: stack)
-                case .job(let job):
-                    #if SERIAL_LOCK_STATISTICS
-                    self.jobsRun.add(1, ordering: .relaxed)
-                    #endif
-                    job.runSynchronously(on: self.taskExecutor!)
+            if !holdsLock {
+                // This thread's own work, without the lock, unless the run queue is owed a look:
+                // due delayed work waits there, or its turn came (own work and the run queue alternate).
+                let runQueueIsOwed =
+                    worker.mustLookAtRunQueue || self.dueHint.load(ordering: .acquiring) > 0
+                    || (worker.tookOwnWorkLast && self.runnableHint.load(ordering: .relaxed) > 0)
+                if !runQueueIsOwed, let word = worker.local.pop() {
+                    worker.tookOwnWorkLast = true
+                    self.run(word.runnable, on: worker, stack: stack)
+                    ranSinceSpinning = true
+                    continue
                 }
-                ranSinceSpinning = true
+                worker.tookOwnWorkLast = false
+                worker.mustLookAtRunQueue = false
                 self.mutex.lock()
+                holdsLock = true
+            }
+            if let runnable = self.lookForWork(on: worker, isFree: &isFree) {
+                self.mutex.unlock()
+                holdsLock = false
+                self.run(runnable, on: worker, stack: stack)
+                ranSinceSpinning = true
                 continue
             }
             if self.state.retireIfSurplus() { break }
@@ -204,7 +296,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 ranSinceSpinning = false
                 if self.state.maySpin {
                     self.spinBeforeSleeping()
-                    continue  // look at the run queue again, under the lock
+                    continue  // look again, under the lock
                 }
             }
             self.state.goIdle(worker)
@@ -221,23 +313,44 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         stack.poolWorker = nil
     }
 
-    /// Under the lock: the run queue's head, else a queue stolen from another thread's `next`
-    /// slot. Before it looks at the slots the thread counts itself free (so a later fill goes to
-    /// the run queue instead), and it stays counted until it finds work.
-    private func lookForWork(isFree: inout Bool) -> PoolRunnable? {
+    /// Runs a queue's turns (and the hops they make) or a task job.
+    private func run(_ runnable: PoolRunnable, on worker: PoolWorker, stack: CurrentQueueStack) {
+        switch runnable {
+        case .queue(let core): self.runTurns(startingWith: core, on: worker, stack: stack)
+        case .job(let job):
+            #if SERIAL_LOCK_STATISTICS
+            self.jobsRun.add(1, ordering: .relaxed)
+            #endif
+            job.runSynchronously(on: self.taskExecutor!)
+        }
+    }
+
+    /// Under the lock: the run queue's head, else this thread's own work, else half of another
+    /// thread's own run queue, else a queue stolen from a `next` slot. Before it looks at other
+    /// threads' work the thread counts itself free (so a later push goes to the run queue, or
+    /// tells it), and it stays counted until it finds work.
+    private func lookForWork(on worker: PoolWorker, isFree: inout Bool) -> PoolRunnable? {
         #if SERIAL_SIMULATION
-        CurrentQueueStack.current.poolWorker?.willLook = false
+        worker.willLook = false
         #endif
-        var found = self.state.dequeue()
+        var found = self.state.dequeue() ?? worker.local.pop()?.runnable
         if found == nil {
             if !isFree {
                 isFree = true
                 self.freeCount.add(1, ordering: .sequentiallyConsistent)
             }
-            for other in self.state.workers {
-                if let stolen = other.takeNext() {
-                    found = .queue(stolen)
+            for other in self.state.workers where other !== worker {
+                if let stolen = other.local.stealHalf(into: worker.local) {
+                    found = stolen.runnable
                     break
+                }
+            }
+            if found == nil {
+                for other in self.state.workers {
+                    if let stolen = other.takeNext() {
+                        found = .queue(stolen)
+                        break
+                    }
                 }
             }
         }
@@ -268,7 +381,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
             hops += 1
             if hops >= Self.consecutiveHopLimit || self.dueHint.load(ordering: .acquiring) > 0 {
                 // Let the queues waiting in the run queue (due ones first) have this thread too.
-                self.enqueue(next, callerWillDequeue: true)
+                self.enqueue(.queue(next), ahead: false, lookingWorker: worker)
                 break
             }
             current = next
@@ -285,9 +398,19 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// pooled `sync_contended` 1,224–18,942 ns yielding, 210–444 not).
     private func spinBeforeSleeping() {
         self.state.startSpinning()
+        let notices = self.localWorkNotices.load(ordering: .relaxed)
         self.mutex.unlock()
         let deadline = ClockReads.monotonicNanoseconds() &+ Self.spinWindowNanoseconds
-        while self.runnableHint.load(ordering: .acquiring) == 0 && ClockReads.monotonicNanoseconds() < deadline {}
+        watching: while true {
+            for _ in 0..<Self.looksPerClockRead {
+                if self.runnableHint.load(ordering: .acquiring) != 0
+                    || self.localWorkNotices.load(ordering: .acquiring) != notices
+                {
+                    break watching
+                }
+            }
+            if ClockReads.monotonicNanoseconds() >= deadline { break }
+        }
         self.mutex.lock()
         self.state.stopSpinning()
     }

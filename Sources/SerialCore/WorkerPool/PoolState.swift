@@ -78,15 +78,10 @@ struct PoolState {
         self.failedThreadStarts += 1
     }
 
-    /// Adds a runnable queue at the tail (`ahead`: at the head, for delayed work that fell due).
-    /// Returns the idle worker to wake, if one should be: not when the threads that will look
-    /// at the run queue anyway (spinning ones, and the caller if it is a pool thread about to
-    /// look) are at least as many as the queues there.
-    mutating func enqueue(_ core: QueueCore, ahead: Bool, callerWillDequeue: Bool) -> PoolWorker? {
-        self.enqueue(.queue(core), ahead: ahead, callerWillDequeue: callerWillDequeue)
-    }
-
-    /// Adds a runnable queue or task job; see `enqueue(_:ahead:callerWillDequeue:)`.
+    /// Adds a runnable queue or task job at the tail (`ahead`: at the head, for delayed work that
+    /// fell due). Returns the idle worker to wake, if one should be: not when the threads that
+    /// will look at the run queue anyway (spinning ones, and the caller if it is a pool thread
+    /// about to look) are at least as many as the queues and jobs there.
     mutating func enqueue(_ runnable: PoolRunnable, ahead: Bool, callerWillDequeue: Bool) -> PoolWorker? {
         if ahead {
             self.runQueue.prepend(runnable)
@@ -130,6 +125,11 @@ struct PoolState {
     mutating func goIdle(_ worker: PoolWorker) {
         worker.isWoken = false
         self.idleWorkers.append(worker)
+    }
+
+    /// Wakes the most recently idle worker, if any (it will look for work).
+    mutating func wakeIdleWorker() -> PoolWorker? {
+        self.popIdleWorker()
     }
 
     private mutating func popIdleWorker() -> PoolWorker? {
@@ -207,4 +207,30 @@ struct PoolState {
 enum PoolRunnable {
     case queue(QueueCore)
     case job(UnownedJob)
+
+    /// A runnable as one machine word, for a `LocalRunQueue`'s atomic slots: a retained queue's
+    /// address, or a job's address with its lowest bit set (both are at least 16-byte aligned).
+    struct Word {
+        let rawValue: UInt
+
+        /// Takes `runnable` into a word: a queue is retained until `runnable` takes it back.
+        init(_ runnable: PoolRunnable) {
+            switch runnable {
+            case .queue(let core): self.rawValue = UInt(bitPattern: PoolWorker.retainedPointer(to: core))
+            case .job(let job): self.rawValue = UInt(bitPattern: unsafeBitCast(job, to: UnsafeRawPointer.self)) | 1
+            }
+        }
+
+        init(rawValue: UInt) {
+            self.rawValue = rawValue
+        }
+
+        /// The runnable, owning again the queue's reference (once per word taken).
+        var runnable: PoolRunnable {
+            if self.rawValue & 1 != 0 {
+                return .job(unsafeBitCast(UnsafeRawPointer(bitPattern: self.rawValue & ~1)!, to: UnownedJob.self))
+            }
+            return .queue(Unmanaged<QueueCore>.fromOpaque(UnsafeRawPointer(bitPattern: self.rawValue)!).takeRetainedValue())
+        }
+    }
 }

@@ -1,5 +1,11 @@
 /// One thread of a `WorkerPool`: its own wake-up (so waking one idle thread never wakes
-/// another), its batch ring, and its `next` slot.
+/// another), its batch ring, its `next` slot and its own run queue (`local`).
+///
+/// **Its own run queue.** A queue or task job this thread's work makes runnable while every
+/// other pool thread is busy goes to `local` (when `next` is taken), without the pool's lock;
+/// the thread takes from it after its turns, and a thread that runs out of work steals half of
+/// it. The hand-over is the same Dekker's as for `next` (below), with `local`'s tail in place of
+/// the slot: work is published while a thread is free, never left behind for it.
 ///
 /// **The `next` slot, and why it is stealable.** A queue that this thread's own work makes
 /// runnable while no other pool thread is free (idle or spinning) goes to `next` and runs on this
@@ -22,6 +28,15 @@ final class PoolWorker: @unchecked Sendable {  // `next` is atomic; the rest is 
     /// A retained `QueueCore` this thread's work made runnable, or nil. Filled by this thread
     /// only; emptied by this thread or by a thief.
     private let next = SeamAtomic<UnsafeMutableRawPointer?>(nil)
+    /// Runnables this thread's work queued while every other thread was busy. Filled by this
+    /// thread only; emptied by it and by thieves.
+    let local = LocalRunQueue()
+    /// Whether this thread's last work came from `local`: it then looks at the pool's run queue
+    /// first if anything waits there, so neither starves the other. This thread only.
+    @exclusivity(unchecked) var tookOwnWorkLast = false
+    /// Set when this thread re-queued a queue counting on itself to take the run queue's head
+    /// (`callerWillDequeue`): it looks there before its own run queue. This thread only.
+    @exclusivity(unchecked) var mustLookAtRunQueue = false
     /// Whether this thread is inside `PoolCore.runTurns` (only then may `next` be filled).
     @exclusivity(unchecked) var isInTurn = false
     /// The ring a turn's batch moves into; reused, so a turn allocates nothing. This thread only.
@@ -36,6 +51,8 @@ final class PoolWorker: @unchecked Sendable {  // `next` is atomic; the rest is 
 
     /// Whether `next` holds a queue, read without a scheduling point (invariant checks only).
     var hasNextForInvariantCheck: Bool { self.next.valueForInvariantCheck() != nil }
+    /// Ghost: between filling `local` and deciding whether to tell a free thread (`pushLocal`).
+    @exclusivity(unchecked) var isPublishingLocal = false
     #endif
 
     init(pool: PoolCore) {
@@ -57,7 +74,7 @@ final class PoolWorker: @unchecked Sendable {  // `next` is atomic; the rest is 
     /// ping-pong row, about one run in ten).
     @inline(never)
     @_optimize(none)
-    private static func retainedPointer(to core: QueueCore) -> UnsafeMutableRawPointer {
+    static func retainedPointer(to core: QueueCore) -> UnsafeMutableRawPointer {
         Unmanaged.passRetained(core).toOpaque()
     }
 
@@ -71,8 +88,9 @@ final class PoolWorker: @unchecked Sendable {  // `next` is atomic; the rest is 
 extension CurrentQueueStack {
     /// The one door through which this library blocks a thread: runs `wait` (which blocks until
     /// something another thread does) and, on a `WorkerPool` thread, tells the pool around it:
-    /// the queue in this thread's `next` slot goes to the run queue, and the pool starts a
-    /// stand-in while fewer than its width of threads are free. No wait of the library may block
+    /// the queue in this thread's `next` slot and everything in its own run queue go to the
+    /// pool's run queue, and the pool starts a stand-in while fewer than its width of threads are
+    /// free. No wait of the library may block
     /// a pool thread any other way: a path that forgot either could wait for work that only the
     /// blocked thread would run.
     ///
@@ -80,6 +98,7 @@ extension CurrentQueueStack {
     func blocking<T>(_ wait: () throws -> T) rethrows -> T {
         guard let worker = self.poolWorker else { return try wait() }
         if let next = worker.takeNext() { worker.pool.enqueue(next) }
+        if !worker.local.isEmpty { worker.pool.moveLocalWorkToRunQueue(of: worker) }
         worker.pool.beginBlocking()
         defer { worker.pool.endBlocking() }
         return try wait()

@@ -41,9 +41,7 @@ extension QueueCore {
         if self.state.hasRunnableWork {
             self.state.requeuePooledTurn()
             self.unlockState()
-            // Without a `next` queue this thread looks at the run queue at once: no wake-up needed
-            // unless other queues wait there too.
-            pool.enqueue(self, callerWillDequeue: !worker.hasNext)
+            pool.requeue(self, from: worker)
             return
         }
         self.state.fallAsleep()
