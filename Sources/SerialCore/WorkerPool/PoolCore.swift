@@ -366,8 +366,11 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
 
     /// Runs one turn of `core`, then of each queue its work put in this thread's `next` slot: at
     /// most `consecutiveHopLimit` hops in a row, and none once a queue whose delayed work fell due
-    /// waits at the head of the run queue. The `next` queue then goes to the run queue's tail and
-    /// this thread looks at its head: due work waits for the rest of one turn, not for a chain.
+    /// waits at the head of the run queue. Due work: the `next` queue goes to the run queue's tail
+    /// and this thread looks at its head, so due work waits for the rest of one turn, not for a
+    /// chain. At the hop limit: the `next` queue goes behind the work waiting (`requeue`), so the
+    /// queues in this thread's own run queue get their turns too (were it sent to the run queue's
+    /// head for this thread to look at, a chain would come straight back and starve them).
     private func runTurns(startingWith core: QueueCore, on worker: PoolWorker, stack: CurrentQueueStack) {
         worker.isInTurn = true
         var current = core
@@ -379,9 +382,13 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
             current.runPooledTurn(on: worker, stack: stack)
             guard let next = worker.takeNext() else { break }
             hops += 1
-            if hops >= Self.consecutiveHopLimit || self.dueHint.load(ordering: .acquiring) > 0 {
-                // Let the queues waiting in the run queue (due ones first) have this thread too.
+            if self.dueHint.load(ordering: .acquiring) > 0 {
+                // The queues whose delayed work fell due have this thread next.
                 self.enqueue(.queue(next), ahead: false, lookingWorker: worker)
+                break
+            }
+            if hops >= Self.consecutiveHopLimit {
+                self.requeue(next, from: worker)
                 break
             }
             current = next
