@@ -162,7 +162,8 @@ struct SerialQueueActorHopTests {
         let ledger = Ledger(queue: queue)
         let returned = TestFlag()
         let call = Task { await suspender.suspendThenCall(ledger, returned: returned) }
-        let ranBeforeResume = await eventually(timeout: .seconds(30)) { returned.isSet }
+        // Generous: under a sanitizer, with the rest of the suite, tasks waited 130 s for a thread.
+        let ranBeforeResume = await eventually(timeout: .seconds(300)) { returned.isSet }
         queue.resume()
         #expect(ranBeforeResume, "a call into an actor on the suspended queue waited for resume()")
         #expect(await call.value, "the call ran off the queue")
