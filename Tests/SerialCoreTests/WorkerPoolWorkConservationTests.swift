@@ -8,23 +8,39 @@ import Testing
 /// would be right to time out there (the blocking case of width 1 is in WorkerPoolBlockingTests).
 ///
 /// Each scenario holds a pool thread in work that does not return (a foreign blocking wait, or a
-/// busy loop) until the other queue's work ran or 2 s passed, and fails with what it saw.
+/// busy loop) until the other queue's work ran or `patience` passed, and fails with what it saw.
 @Suite("WorkerPool work conservation")
 struct WorkerPoolWorkConservationTests {
-    static let patience = Duration.seconds(2)
+    /// Long enough for a loaded machine to run a freed thread; only a failing case waits it out.
+    static let patience = Duration.seconds(20)
+
+    /// Holds one pool thread per queue in `queues` busy (one item each) until the returned
+    /// semaphore is signalled once per queue.
+    static func occupyThreads(with queues: [SerialQueue]) -> TestSemaphore {
+        let busy = TestSemaphore()
+        let release = TestSemaphore()
+        for queue in queues {
+            queue.async {
+                busy.signal()
+                _ = release.wait(timeout: Self.patience)
+            }
+        }
+        for _ in queues { #expect(busy.wait(), "the other threads never got busy") }
+        return release
+    }
 
     /// How a's long item holds its pool thread: in a wait the pool does not know about, or busy.
     enum LongItem: String, CaseIterable, Sendable, CustomStringConvertible {
         case foreignWait, busyLoop
         var description: String { self.rawValue }
 
-        /// Holds the thread until `done` is set or 2 s passed; returns whether `done` was set.
+        /// Holds the thread until `done` is set or `patience` passed; returns whether `done` was set.
         func hold(until done: TestSemaphore) -> Bool {
             switch self {
             case .foreignWait:
                 return done.wait(timeout: WorkerPoolWorkConservationTests.patience)
             case .busyLoop:
-                let limit = monotonicNow() + 2_000_000_000
+                let limit = monotonicNow() + UInt64(WorkerPoolWorkConservationTests.patience.components.seconds) * 1_000_000_000
                 while monotonicNow() < limit {
                     if done.wait(timeout: .zero) { return true }
                 }
@@ -48,7 +64,7 @@ struct WorkerPoolWorkConservationTests {
             done.signal()
         }
         #expect(done.wait(), "a's work never finished")
-        #expect(sawIt.isSet, "b's work did not run within 2 s while \(width - 1) of \(width) pool threads idled")
+        #expect(sawIt.isSet, "b's work did not run within \(Self.patience) while \(width - 1) of \(width) pool threads idled")
     }
 
     /// With every other thread busy, work that a pool thread posts waits in that thread's `next`
@@ -60,18 +76,10 @@ struct WorkerPoolWorkConservationTests {
         let others = (1..<width).map { SerialQueue(label: "other\($0)", pool: pool) }
         let a = SerialQueue(label: "a", pool: pool)
         let b = SerialQueue(label: "b", pool: pool)
-        let othersBusy = TestSemaphore()
-        let releaseOthers = TestSemaphore()
         let posted = TestSemaphore()
         let sawIt = TestFlag()
         let done = TestSemaphore()
-        for other in others {
-            other.async {
-                othersBusy.signal()
-                _ = releaseOthers.wait(timeout: Self.patience)
-            }
-        }
-        for _ in others { #expect(othersBusy.wait(), "the other threads never got busy") }
+        let releaseOthers = Self.occupyThreads(with: others)
         a.async {
             let bRan = TestSemaphore()
             b.async { bRan.signal() }  // no other thread is free: b waits in this thread's slot
@@ -93,18 +101,10 @@ struct WorkerPoolWorkConservationTests {
         let others = (1..<width).map { SerialQueue(label: "other\($0)", pool: pool) }
         let a = SerialQueue(label: "a", pool: pool)
         let posted = (0..<5).map { SerialQueue(label: "posted\($0)", pool: pool) }
-        let othersBusy = TestSemaphore()
-        let releaseOthers = TestSemaphore()
         let postedAll = TestSemaphore()
         let sawAll = TestFlag()
         let done = TestSemaphore()
-        for other in others {
-            other.async {
-                othersBusy.signal()
-                _ = releaseOthers.wait(timeout: Self.patience)
-            }
-        }
-        for _ in others { #expect(othersBusy.wait(), "the other threads never got busy") }
+        let releaseOthers = Self.occupyThreads(with: others)
         a.async {
             let ran = TestSemaphore()
             // No other thread is free: the first waits in `next`, the rest in this thread's own run queue.
