@@ -94,6 +94,38 @@ struct RingBuffer<Element> {
         return before - self.storage.count
     }
 
+    /// Moves the first `count` elements (all, if fewer) to the back of `other`, in order: a few
+    /// contiguous moves (at most four, where either ring wraps) instead of one pop and one append
+    /// per element, so no element is copied, retained or released on the way.
+    ///
+    /// - Complexity: O(`count`) moved words; amortised O(1) allocations (when `other` grows).
+    mutating func moveFirst(_ count: Int, appendingTo other: inout RingBuffer) {
+        let total = Swift.min(count, self.count)
+        guard total > 0 else { return }
+        while other.storage.count - other.count < total { other.grow() }
+        let sourceHead = self.head
+        let sourceMask = self.mask
+        let destinationTail = other.head &+ other.count
+        let destinationMask = other.mask
+        self.storage.withUnsafeMutableBufferPointer { source in
+            other.storage.withUnsafeMutableBufferPointer { destination in
+                var moved = 0
+                while moved < total {
+                    let from = (sourceHead &+ moved) & sourceMask
+                    let to = (destinationTail &+ moved) & destinationMask
+                    let chunk = Swift.min(total - moved, source.count - from, destination.count - to)
+                    // The destination's slots hold `nil`; the source's are left `nil` again.
+                    (destination.baseAddress! + to).moveUpdate(from: source.baseAddress! + from, count: chunk)
+                    (source.baseAddress! + from).initialize(repeating: nil, count: chunk)
+                    moved += chunk
+                }
+            }
+        }
+        self.head = (self.head &+ total) & self.mask
+        self.count &-= total
+        other.count &+= total
+    }
+
     /// The number of elements the storage holds without growing.
     var capacity: Int { self.storage.count }
 

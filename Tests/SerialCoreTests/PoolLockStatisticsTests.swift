@@ -85,6 +85,30 @@ struct PoolLockStatisticsTests {
         }
     }
 
+    /// Every pool thread busy, as a pool past two cores is at saturation: two pooled queues fan
+    /// out at once, each to 100 queues of its own, so no thread is free while the work flows.
+    @Test func fanOutFromEveryThread() async {
+        let pool = WorkerPool(threads: 2, label: "lockstats-saturated")
+        defer { pool.shutdown() }
+        let sources = (0..<2).map { SerialQueue(label: "source\($0)", pool: pool) }
+        let targets = (0..<2).map { side in (0..<100).map { SerialQueue(label: "t\(side)-\($0)", pool: pool) } }
+        await report("fan-out 2 x 50k items, every thread busy", pool) {
+            let done = TestSemaphore()
+            let left = TestCounter()
+            for round in 0..<500 {
+                for side in 0..<2 {
+                    sources[side].async {
+                        for target in targets[side] {
+                            target.async { if left.increment() == 100_000 { done.signal() } }
+                        }
+                        _ = round
+                    }
+                }
+            }
+            #expect(done.wait(timeout: .seconds(120)), "the items did not all run")
+        }
+    }
+
     /// 100,000 child tasks that prefer the pool (`task_spawn`).
     @Test func taskSpawn() async {
         let pool = WorkerPool(threads: 2, label: "lockstats-tasks")

@@ -241,6 +241,46 @@ struct WorkerPoolTests {
             before.map { $0 <= 64 } == true, "the due work ran after \(before ?? -1) items of the chain (a turn is 64)")
     }
 
+    /// Two queues that post to each other forever hop through the thread's `next` slot; a queue
+    /// (or a task job) made runnable by the chain's first item, after `next` was taken, waits in
+    /// the thread's own run queue. It runs once the chain reaches its hop limit (64), not when the
+    /// chain ends: counted in hops, not time. Before the fix the chain went to the run queue's
+    /// head at its hop limit and came straight back, and `x` never ran.
+    @Test(arguments: [false, true])
+    func aQueueInTheOwnRunQueueGetsItsTurnWhileAHopChainRunsOn(taskJob: Bool) {
+        let pool = WorkerPool(threads: 1, label: "pool-chain")
+        final class Chain: Sendable {
+            let ping: SerialQueue
+            let pong: SerialQueue
+            let hops = TestCounter()
+            let hopsWhenXRan = LockedValue<Int?>(nil)
+            let ended = TestSemaphore()
+            static let giveUpAfter = 10_000
+            init(pool: WorkerPool) {
+                self.ping = SerialQueue(label: "ping", pool: pool)
+                self.pong = SerialQueue(label: "pong", pool: pool)
+            }
+            /// Ends once `x` ran (or after `giveUpAfter` hops without it).
+            func hit(onPing: Bool) {
+                let hops = self.hops.increment()
+                guard self.hopsWhenXRan.withLock({ $0 }) == nil, hops < Self.giveUpAfter else { return self.ended.signal() }
+                if onPing { self.pong.async { self.hit(onPing: false) } } else { self.ping.async { self.hit(onPing: true) } }
+            }
+            func xRuns() { self.hopsWhenXRan.withLock { $0 = self.hops.value } }
+        }
+        let chain = Chain(pool: pool)
+        let x = SerialQueue(label: "x", pool: pool)
+        chain.ping.async {
+            chain.pong.async { chain.hit(onPing: false) }  // the `next` slot
+            if taskJob { Task(executorPreference: pool) { chain.xRuns() } } else { x.async { chain.xRuns() } }
+        }
+        #expect(chain.ended.wait(timeout: .seconds(60)), "the chain neither ended nor gave up")
+        let ranAfter = chain.hopsWhenXRan.withLock { $0 }
+        #expect(
+            ranAfter.map { $0 <= 2 * 64 } == true,
+            "\(taskJob ? "a task job" : "queue x") in the own run queue ran after \(ranAfter.map(String.init) ?? "more than \(Chain.giveUpAfter)") hops (the limit is 64)")
+    }
+
     @Test func anIdlePooledQueueCanBeReleasedWhileItsTimerIsArmed() {
         let pool = WorkerPool(threads: 1, label: "pool-arm")
         for index in 0..<200 {

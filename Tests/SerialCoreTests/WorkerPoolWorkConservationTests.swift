@@ -85,6 +85,40 @@ struct WorkerPoolWorkConservationTests {
         #expect(sawIt.isSet, "b's work waited for a's item after \(width - 1) pool threads had freed up")
     }
 
+    /// Beyond the `next` slot, work a busy pool thread posts waits in its own run queue; threads
+    /// that free up steal it from there (half at a time) while the posting item still runs.
+    @Test(arguments: 2...4)
+    func workQueuedInABusyThreadsOwnRunQueueRunsOnThreadsThatFreeUp(width: Int) {
+        let pool = WorkerPool(threads: width, label: "wc-local")
+        let others = (1..<width).map { SerialQueue(label: "other\($0)", pool: pool) }
+        let a = SerialQueue(label: "a", pool: pool)
+        let posted = (0..<5).map { SerialQueue(label: "posted\($0)", pool: pool) }
+        let othersBusy = TestSemaphore()
+        let releaseOthers = TestSemaphore()
+        let postedAll = TestSemaphore()
+        let sawAll = TestFlag()
+        let done = TestSemaphore()
+        for other in others {
+            other.async {
+                othersBusy.signal()
+                _ = releaseOthers.wait(timeout: Self.patience)
+            }
+        }
+        for _ in others { #expect(othersBusy.wait(), "the other threads never got busy") }
+        a.async {
+            let ran = TestSemaphore()
+            // No other thread is free: the first waits in `next`, the rest in this thread's own run queue.
+            for queue in posted { queue.async { ran.signal() } }
+            postedAll.signal()
+            if posted.allSatisfy({ _ in ran.wait(timeout: Self.patience) }) { sawAll.set() }
+            done.signal()
+        }
+        #expect(postedAll.wait(), "a's work never ran")
+        releaseOthers.signal(others.count)
+        #expect(done.wait(), "a's work never finished")
+        #expect(sawAll.isSet, "work queued behind a's item waited for it after \(width - 1) pool threads had freed up")
+    }
+
     @Test(arguments: 2...4)
     func workSubmittedFromOutsideAfterASyncFromAPoolThreadDoesNotWaitForThatThread(width: Int) {
         let pool = WorkerPool(threads: width, label: "wc-sync")

@@ -37,6 +37,40 @@ enum RegressionScenarios {
         b.sync {}
     }
 
+    /// Work a turn queues behind its `next` slot (in its thread's own run queue) runs on the other
+    /// pool thread once that one is free, while the turn goes on (`local-not-stolen`: a free
+    /// thread does not look at other threads' own run queues). A push that does not read
+    /// `freeCount` again was not found here in 1,000 schedules: a thread that frees up after a
+    /// turn watches, then looks again, which hides it; `Verification/pool.pml` checks that one.
+    static let workQueuedBehindNextRunsOnAFreeThread: @Sendable () -> Void = {
+        let pool = WorkerPool(threads: 2, label: "sim-local")
+        let a = SerialQueue(label: "sim-local-a", pool: pool)
+        let b = SerialQueue(label: "sim-local-b", pool: pool)
+        let c = SerialQueue(label: "sim-local-c", pool: pool)
+        let x = SerialQueue(label: "sim-local-x", pool: pool)
+        let ranB = ScenarioBox(false)
+        let ranC = ScenarioBox(false)
+        x.async {
+            for _ in 0..<20 { _ = MonotonicInstant.now() }  // holds the other thread for a while
+        }
+        a.async {
+            b.async { ranB.value = true }  // `next`, while the other thread is busy
+            c.async { ranC.value = true }  // then this thread's own run queue
+            var reads = 0
+            while !(ranB.value && ranC.value) && reads < 2_000 {
+                _ = MonotonicInstant.now()
+                reads += 1
+            }
+            Simulation.check(
+                ranB.value && ranC.value,
+                "b ran: \(ranB.value), c ran: \(ranC.value) after \(reads) clock reads of a's turn while a thread was free")
+        }
+        a.sync {}
+        b.sync {}
+        c.sync {}
+        x.sync {}
+    }
+
     /// A queue's worker that fell asleep is woken by the next `async` and `sync` (`lost-wakeup`:
     /// a producer that skips the signal to a sleeping worker; the run then deadlocks).
     static let asyncThenSync = Scenarios.asyncThenSync

@@ -33,6 +33,7 @@ enum ScenarioCatalog {
         CatalogEntry("pooled-queues-random", .random, Scenarios.pooledQueues),
         CatalogEntry("pooled-queues-pct3", .pct(depth: 3), Scenarios.pooledQueues),
         CatalogEntry("work-conservation", .random, RegressionScenarios.workPostedFromATurnRunsOnAFreeThread),
+        CatalogEntry("own-run-queue-stolen", .random, RegressionScenarios.workQueuedBehindNextRunsOnAFreeThread),
         CatalogEntry("release-on-pool-thread", .random, RegressionScenarios.releasingADedicatedQueueOnAPoolThread),
         CatalogEntry("stop-watching-during-look", .random, weight: 1, RegressionScenarios.stopWatchingDuringALook),
         CatalogEntry("due-work-ends-hops", .random, weight: 2, RegressionScenarios.dueWorkEndsAChainOfHops),
@@ -48,6 +49,7 @@ enum ScenarioCatalog {
         "watchdog-rearm": "stop-watching-during-look",
         "due-behind-hops": "due-work-ends-hops",
         "coordinator-ignores-lease": "coordinator-one-lease",
+        "local-not-stolen": "own-run-queue-stolen",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }

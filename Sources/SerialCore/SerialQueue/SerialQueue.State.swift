@@ -350,11 +350,7 @@ extension QueueState {
         guard self.owner == .none, !self.isSuspended, !self.fifo.isEmpty else { return false }
         assert(batch.isEmpty, "internal inconsistency: the pool thread's batch ring is not empty")
         self.owner = .worker
-        var taken = 0
-        while taken < limit, let work = self.fifo.popFirst() {
-            batch.append(work)
-            taken += 1
-        }
+        self.fifo.moveFirst(limit, appendingTo: &batch)
         self.counters.batchTaken(remaining: self.fifo.count)
         self.checkInvariants()
         return true

@@ -50,15 +50,7 @@ final class LocalRunQueue: @unchecked Sendable {  // all state is atomic
     /// Takes the first half (rounded up) of what the ring holds, in order, into `taken`. Any
     /// thread may call it; the owner does when its ring is full or its thread is about to block.
     func takeHalf(into taken: inout [PoolRunnable.Word]) {
-        while true {
-            let head = self.head.load(ordering: .sequentiallyConsistent)
-            let tail = self.tail.load(ordering: .sequentiallyConsistent)
-            let count = tail &- head
-            // A head read before a thief moved it and a tail read after the owner refilled:
-            // inconsistent, read again (Go's `runqgrab` does the same).
-            guard count <= UInt64(Self.capacity) else { continue }
-            let half = count &- count / 2
-            guard half > 0 else { return }
+        while let (head, half) = self.firstHalf() {
             let start = taken.count
             for index in head..<(head &+ half) {
                 taken.append(PoolRunnable.Word(rawValue: self.slots[Int(index & Self.mask)].load(ordering: .relaxed)))
@@ -75,13 +67,7 @@ final class LocalRunQueue: @unchecked Sendable {  // all state is atomic
     /// stay in `thief`, where other idle threads may steal them in turn).
     func stealHalf(into thief: LocalRunQueue) -> PoolRunnable.Word? {
         let thiefTail = thief.tail.load(ordering: .relaxed)
-        while true {
-            let head = self.head.load(ordering: .sequentiallyConsistent)
-            let tail = self.tail.load(ordering: .sequentiallyConsistent)
-            let count = tail &- head
-            guard count <= UInt64(Self.capacity) else { continue }
-            let half = count &- count / 2
-            guard half > 0 else { return nil }
+        while let (head, half) = self.firstHalf() {
             for offset in 0..<half {
                 let raw = self.slots[Int((head &+ offset) & Self.mask)].load(ordering: .relaxed)
                 thief.slots[Int((thiefTail &+ offset) & Self.mask)].store(raw, ordering: .relaxed)
@@ -96,6 +82,22 @@ final class LocalRunQueue: @unchecked Sendable {  // all state is atomic
                 thief.tail.store(thiefTail &+ half, ordering: .sequentiallyConsistent)
             }
             return PoolRunnable.Word(rawValue: first)
+        }
+        return nil
+    }
+
+    /// Where the ring's first half (rounded up) starts and how long it is; `nil` when empty.
+    /// Sequentially consistent: a thread becoming free adds itself to `freeCount`, then reads here.
+    private func firstHalf() -> (head: UInt64, half: UInt64)? {
+        while true {
+            let head = self.head.load(ordering: .sequentiallyConsistent)
+            let tail = self.tail.load(ordering: .sequentiallyConsistent)
+            let count = tail &- head
+            // A head read before a thief moved it and a tail read after the owner refilled:
+            // inconsistent, read again (Go's `runqgrab` does the same).
+            guard count <= UInt64(Self.capacity) else { continue }
+            guard count > 0 else { return nil }
+            return (head, count &- count / 2)
         }
     }
 

@@ -260,42 +260,49 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         stack.poolWorker = worker
         var ranSinceSpinning = false
         var isFree = false  // counted in `freeCount`
-        self.mutex.withLock { self.state.addWorker(worker) }
+        // Held from a spin or a wake-up (and from the start) into the next look: a thread that
+        // stopped watching or was woken looks before anything else can change.
+        var holdsLock = true
+        self.mutex.lock()
+        self.state.addWorker(worker)
         while true {
-            // This thread's own work, without the lock, unless the run queue is owed a look: due
-            // delayed work waits there, or its turn came (own work and the run queue alternate).
-            let runQueueIsOwed =
-                worker.mustLookAtRunQueue || self.dueHint.load(ordering: .acquiring) > 0
-                || (worker.tookOwnWorkLast && self.runnableHint.load(ordering: .relaxed) > 0)
-            if !runQueueIsOwed, let word = worker.local.pop() {
-                worker.tookOwnWorkLast = true
-                self.run(word.runnable, on: worker, stack: stack)
-                ranSinceSpinning = true
-                continue
+            if !holdsLock {
+                // This thread's own work, without the lock, unless the run queue is owed a look:
+                // due delayed work waits there, or its turn came (own work and the run queue alternate).
+                let runQueueIsOwed =
+                    worker.mustLookAtRunQueue || self.dueHint.load(ordering: .acquiring) > 0
+                    || (worker.tookOwnWorkLast && self.runnableHint.load(ordering: .relaxed) > 0)
+                if !runQueueIsOwed, let word = worker.local.pop() {
+                    worker.tookOwnWorkLast = true
+                    self.run(word.runnable, on: worker, stack: stack)
+                    ranSinceSpinning = true
+                    continue
+                }
+                worker.tookOwnWorkLast = false
+                worker.mustLookAtRunQueue = false
+                self.mutex.lock()
+                holdsLock = true
             }
-            worker.tookOwnWorkLast = false
-            worker.mustLookAtRunQueue = false
-            self.mutex.lock()
             if let runnable = self.lookForWork(on: worker, isFree: &isFree) {
                 self.mutex.unlock()
+                holdsLock = false
                 self.run(runnable, on: worker, stack: stack)
                 ranSinceSpinning = true
                 continue
             }
             if self.state.retireIfSurplus() { break }
-            if ranSinceSpinning && self.state.maySpin {
+            if ranSinceSpinning {
                 // Once per stretch of work, never while idle: an idle pool causes no wake-ups.
                 ranSinceSpinning = false
-                self.spinBeforeSleeping()
-                self.mutex.unlock()
-                continue  // look again
+                if self.state.maySpin {
+                    self.spinBeforeSleeping()
+                    continue  // look again, under the lock
+                }
             }
-            ranSinceSpinning = false
             self.state.goIdle(worker)
             while !worker.isWoken {
                 worker.wakeUp.wait(releasing: self.mutex)
             }
-            self.mutex.unlock()
         }
         if isFree { self.freeCount.subtract(1, ordering: .sequentiallyConsistent) }
         let leaving = self.state.removeWorker(worker)
@@ -359,8 +366,11 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
 
     /// Runs one turn of `core`, then of each queue its work put in this thread's `next` slot: at
     /// most `consecutiveHopLimit` hops in a row, and none once a queue whose delayed work fell due
-    /// waits at the head of the run queue. The `next` queue then goes to the run queue's tail and
-    /// this thread looks at its head: due work waits for the rest of one turn, not for a chain.
+    /// waits at the head of the run queue. Due work: the `next` queue goes to the run queue's tail
+    /// and this thread looks at its head, so due work waits for the rest of one turn, not for a
+    /// chain. At the hop limit: the `next` queue goes behind the work waiting (`requeue`), so the
+    /// queues in this thread's own run queue get their turns too (were it sent to the run queue's
+    /// head for this thread to look at, a chain would come straight back and starve them).
     private func runTurns(startingWith core: QueueCore, on worker: PoolWorker, stack: CurrentQueueStack) {
         worker.isInTurn = true
         var current = core
@@ -372,9 +382,13 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
             current.runPooledTurn(on: worker, stack: stack)
             guard let next = worker.takeNext() else { break }
             hops += 1
-            if hops >= Self.consecutiveHopLimit || self.dueHint.load(ordering: .acquiring) > 0 {
-                // Let the queues waiting in the run queue (due ones first) have this thread too.
+            if self.dueHint.load(ordering: .acquiring) > 0 {
+                // The queues whose delayed work fell due have this thread next.
                 self.enqueue(.queue(next), ahead: false, lookingWorker: worker)
+                break
+            }
+            if hops >= Self.consecutiveHopLimit {
+                self.requeue(next, from: worker)
                 break
             }
             current = next

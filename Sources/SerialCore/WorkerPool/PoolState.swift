@@ -78,15 +78,10 @@ struct PoolState {
         self.failedThreadStarts += 1
     }
 
-    /// Adds a runnable queue at the tail (`ahead`: at the head, for delayed work that fell due).
-    /// Returns the idle worker to wake, if one should be: not when the threads that will look
-    /// at the run queue anyway (spinning ones, and the caller if it is a pool thread about to
-    /// look) are at least as many as the queues there.
-    mutating func enqueue(_ core: QueueCore, ahead: Bool, callerWillDequeue: Bool) -> PoolWorker? {
-        self.enqueue(.queue(core), ahead: ahead, callerWillDequeue: callerWillDequeue)
-    }
-
-    /// Adds a runnable queue or task job; see `enqueue(_:ahead:callerWillDequeue:)`.
+    /// Adds a runnable queue or task job at the tail (`ahead`: at the head, for delayed work that
+    /// fell due). Returns the idle worker to wake, if one should be: not when the threads that
+    /// will look at the run queue anyway (spinning ones, and the caller if it is a pool thread
+    /// about to look) are at least as many as the queues and jobs there.
     mutating func enqueue(_ runnable: PoolRunnable, ahead: Bool, callerWillDequeue: Bool) -> PoolWorker? {
         if ahead {
             self.runQueue.prepend(runnable)

@@ -11,20 +11,26 @@ import Glibc
 /// A pooled queue keeps every guarantee of a queue with its own thread (one total order, `sync`
 /// on the caller's thread, `isCurrent`, the reentrancy traps, suspension, shutdown, release,
 /// executors); what changes is which thread runs its `async` work: one of the pool's, one at a
-/// time per queue, in FIFO order. A queue with work is put in the pool's run queue; a pool
-/// thread runs one *turn* of it — at most 64 items, so one busy queue cannot starve the others —
-/// and puts it back at the tail if work remains. An idle queue costs no thread and no wake-up:
-/// it is a few hundred bytes of memory.
+/// time per queue, in FIFO order. A queue with work waits for a pool thread; a pool thread runs
+/// one *turn* of it — at most 64 items, so one busy queue cannot starve the others — and puts it
+/// back behind the work waiting if work remains (behind the queues in the pool's run queue while
+/// any wait there). An idle queue costs no thread and no wake-up: it is a few hundred bytes of
+/// memory.
 ///
-/// **Work-conserving.** A runnable queue never waits while a pool thread is idle or could be
-/// woken. A queue made runnable from outside goes to the pool's run queue, waking an idle thread
-/// unless a spinning one will look. One made runnable by work on a pool thread (`B.async` from
-/// A's work, or a `sync` on B that returns) goes there too if any other thread is free; while
-/// every other thread is busy it waits in the posting thread's `next` slot and runs on that
-/// thread right after A's turn (at most 64 such hops in a row, none while due delayed work waits
-/// for a thread: below), unless a thread that runs out of work first takes it from there. So
-/// `B.async` from work on A runs on another thread while A's work goes on, if one is free or
-/// frees up; with none, right after A's turn.
+/// **Where runnable work waits.** Work from outside the pool goes to the pool's run queue (one
+/// lock). Work a pool thread's own work makes runnable while every other pool thread is busy
+/// stays with that thread, without any lock: in its `next` slot (it runs right after the current
+/// turn: `B.async` from A's work runs after A's turn) or, when that is taken, in the thread's own
+/// run queue, which it takes from between looks at the pool's run queue (the two alternate). A
+/// thread that runs out of work takes the pool's run queue's head, else steals half of another
+/// thread's own run queue, else another thread's `next` queue; so on more cores, threads that are
+/// busy never contend for one lock.
+///
+/// **Work-conserving.** A runnable queue or task job never waits while a pool thread is idle or
+/// could be woken. Work made runnable while any other pool thread is free goes to the pool's run
+/// queue at once, waking an idle thread unless a spinning one will look; a thread becoming free
+/// looks at every other thread's own work before it sleeps. At most 64 hops through `next` run in
+/// a row, none while due delayed work waits for a thread (below).
 ///
 /// **Blocking.** A pool thread that blocks in this library's own waits (a `sync` on a busy queue,
 /// room in a bounded queue, a `shutdown` or release waiting for a queue to drain) is replaced by
