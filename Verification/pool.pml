@@ -39,8 +39,8 @@
  *   SMALL                   P1 makes no A.async 4 (NESTED: no B.sync 2), for the liveness runs.
  *   BATCH_LIMIT=n           PoolCore.batchLimit (default 2: a turn's budget runs out with 3
  *                           items queued, or with work arriving during the turn).
- *   HOP_LIMIT=n             PoolCore.consecutiveHopLimit (default 2: the one hop of the instance
- *                           runs on the same thread; 1: it goes to the run queue instead).
+ *   HOP_LIMIT=n             PoolCore.consecutiveHopLimit (default: any, each hop may be at the
+ *                           limit or not; n: exactly n hops in a row, then the requeue).
  *   LCAP=1                  LocalRunQueue.capacity (256 in the code; the model supports 1 only).
  *   CHECK_<PROPERTY>        which assertions are compiled in (CHECK_ALL: all).
  *   MUTANT_<NAME>, VARIANT_<NAME>   one deliberate change (see README.md).
@@ -78,8 +78,15 @@
 #ifndef BATCH_LIMIT
 #define BATCH_LIMIT 2            /* PoolCore.batchLimit (64 in the code) */
 #endif
-#ifndef HOP_LIMIT
-#define HOP_LIMIT 2              /* PoolCore.consecutiveHopLimit (64 in the code) */
+/* PoolCore.consecutiveHopLimit (64 in the code). Unset (the default): the model's chains are
+ * short (one hop), so the limit is any number from 1 up: at every hop the chain may go on or be
+ * at the limit, and both are checked in one search. HOP_LIMIT=n: exactly n. */
+#ifdef HOP_LIMIT
+#define AT_HOP_LIMIT (hops >= HOP_LIMIT)
+#define BELOW_HOP_LIMIT (hops < HOP_LIMIT)
+#else
+#define AT_HOP_LIMIT true
+#define BELOW_HOP_LIMIT true
 #endif
 #define RING 3                   /* room in a FIFO: at most 3 items per queue */
 #ifndef LCAP
@@ -131,6 +138,7 @@
 #define ACT_SPIN 1
 #define ACT_IDLE 2
 #define ACT_LEAVE 3
+#define ACT_ADD_FREE 4           /* MUTANT_FREE_AFTER_SCAN: scanned, freeCount not yet added to */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Shared variables                                                                            */
@@ -160,8 +168,9 @@ bool turnGrantedWaits[NW];       /* turnGranted (its condition) */
 byte pmutex = 0;
 typedef QRing { byte it[NR + 1]; byte n };   /* one more slot, so a double entry shows */
 QRing runQ;                      /* PoolState.runQueue */
-/* PoolWorker.local (LocalRunQueue): a bounded array, head first, with a count; each operation on
- * it (push, the owner's pop, a steal, takeHalf) is one atomic step (README, "Assumptions"). */
+/* PoolWorker.local (LocalRunQueue), not guarded by pmutex: its owner pushes and pops without the
+ * lock, thieves steal under it. A bounded array, head first, with a count; each operation on it
+ * (push, the owner's pop, a steal, takeHalf) is one atomic step (README, "Assumptions"). */
 typedef LRing { byte it[LCAP]; byte n };
 LRing ownQ[NT];
 byte idleStack[NT];              /* PoolState.idleWorkers (popLast) */
@@ -272,6 +281,13 @@ hidden byte moved;
 #ifdef PROBE
 #define reached(k) assert(PROBE != (k))
 #define reachedIf(c, k) if :: (c) -> assert(PROBE != (k)) :: else -> skip fi
+#elif defined(PROBE_RUNTIME)
+/* The probe's number from pan's environment (PROBE=k), read when pan starts: one pan serves
+ * every probe of a configuration (verify.sh compiles it once). k must be a literal. */
+c_code { static int probeFromEnvironment(void) { const char *text = getenv("PROBE"); return text ? atoi(text) : 0; } }
+c_state "int probeNumber" "Hidden" "probeFromEnvironment()"
+#define reached(k) if :: c_expr { probeNumber == k } -> assert(k != k) :: else -> skip fi
+#define reachedIf(c, k) if :: (c) -> reached(k) :: else -> skip fi
 #else
 #define reached(k) skip
 #define reachedIf(c, k) skip
@@ -600,7 +616,7 @@ inline moveLocalToRunQueue(me, adding, carry, woken) {
  * became free meanwhile -> under the lock, localWorkNotices += 1 (a hint for watching threads,
  * not modelled: a watch window has any length here) and one idle thread, if any, is woken.
  * `took` is the caller's scratch variable (0 again on return). */
-inline pushLocal(r, me, callerLooksNext, took, woken) {
+inline pushLocal(r, me, callerLooksNext, took, woken, pushProbe) {
 #ifdef VARIANT_PUSH_ALWAYS
     atomic { took = 0; looksNext = callerLooksNext; noteJobAccepted(r) };   /* no first read */
 #else
@@ -615,7 +631,8 @@ inline pushLocal(r, me, callerLooksNext, took, woken) {
         };
         if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
     :: atomic { !took && ownQ[me].n < LCAP ->                            /* [O3] push */
-            looksNext = false; localPush(me, r); publishingLocal[me] = true; reached(30);
+            looksNext = false; localPush(me, r); publishingLocal[me] = true;
+            if :: pushProbe == 41 -> reached(41) :: else -> reached(30) fi;
 #ifdef MUTANT_LOCAL_NO_RECHECK
             publishingLocal[me] = false
         }
@@ -683,7 +700,7 @@ inline makeRunnable(q, me, woken) {
         if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
 #endif
 #endif
-    :: me != NOT_POOL && !(isInTurn && nextSlot[me] == NONE) -> pushLocal(q, me, false, took, woken)
+    :: me != NOT_POOL && !(isInTurn && nextSlot[me] == NONE) -> pushLocal(q, me, false, took, woken, 30)
     :: me == NOT_POOL -> enqueue(q, false, woken)
     fi
 }
@@ -894,12 +911,31 @@ inline bodyOfItem1(t, a, woken, via2, left2) {
 #ifdef NESTED
     asyncCall(QB, 5, t, a, woken);
 #ifdef JOB
-    pushLocal(QJ, t, false, took, woken);                                 /* PoolCore.enqueueJob */
+    pushLocal(QJ, t, false, took, woken, 30);                                 /* PoolCore.enqueueJob */
 #endif
     syncCall(QB, 6, t, t, via2, left2, a, woken)
 #else
     skip
 #endif
+}
+
+/* PoolCore.requeue(_:from:), on the pool thread t (a turn of q left work [T6], or a hop chain
+ * reached consecutiveHopLimit [P3]): callerLooksNext = !hasNext && local.isEmpty (with neither a
+ * `next` queue nor work in its own ring, this thread looks at the run queue next: ghost
+ * freeLook, the code's mustLookAtRunQueue and willLook); then runnableHint > 0 (read without
+ * the lock, relaxed, possibly stale: either way may be taken whatever the run queue holds) ->
+ * the run queue's tail [R1], else pushLocal [O1]-[O4]. `fromHop`: only for the probes (40, 41). */
+inline requeue(q, t, fromHop) {
+    if
+    :: atomic {                                                           /* [R1] runnableHint > 0: the tail */
+            PLOCK; looksNext = (nextSlot[t] == NONE && ownQ[t].n == 0);
+            enqueueLocked(q, looksNext, woken);
+            if :: looksNext -> freeLook[t] = true :: else -> skip fi;
+            looksNext = false; reached(39); reachedIf(fromHop, 40); PUNLOCK
+        };
+        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+    :: pushLocal(q, t, (nextSlot[t] == NONE && ownQ[t].n == 0), took, woken, (fromHop -> 41 : 30))   /* runnableHint == 0 */
+    fi
 }
 
 /* The end of a turn that did not hand the queue over, with the queue's lock held: exit (the
@@ -1037,20 +1073,7 @@ inline runPooledTurn(t, q, id, a, woken, handed, after, via2, left2) {
     handed = false;
     if
     :: after == 1 -> signalWoken(woken)                                   /* [T6] */
-    :: after == 2 ->                                                      /* [T6] PoolCore.requeue */
-        /* callerLooksNext: with neither a `next` queue nor work in its own ring, this thread
-         * looks at the run queue next (ghost freeLook). runnableHint is read without the lock
-         * (relaxed, possibly stale): either way may be taken whatever the run queue holds */
-        if
-        :: atomic {                                                       /* runnableHint > 0: the tail */
-                PLOCK; looksNext = (nextSlot[t] == NONE && ownQ[t].n == 0);
-                enqueueLocked(q, looksNext, woken);
-                if :: looksNext -> freeLook[t] = true :: else -> skip fi;
-                looksNext = false; reached(39); PUNLOCK
-            };
-            if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
-        :: pushLocal(q, t, (nextSlot[t] == NONE && ownQ[t].n == 0), took, woken)   /* runnableHint == 0 */
-        fi
+    :: after == 2 -> requeue(q, t, false)                                  /* [T6] PoolCore.requeue */
     :: else -> skip
     fi;
     after = 0
@@ -1074,14 +1097,21 @@ inline goIdle(t, act) {
 
 /* One look for work, with the pool's lock held (PoolCore.lookForWork): the run queue's head,
  * else this thread's own ring, else (counted in freeCount first) the head of another thread's
- * ring (stealHalf), else another thread's `next` slot; found nothing: leave, spin, or sleep. */
+ * ring (stealHalf), else another thread's `next` slot; found nothing: leave, spin, or sleep
+ * (threadMain: retireIfSurplus, maySpin, goIdle, in the same lock hold). One step: a push to a
+ * ring and its second read of freeCount (one step too, [O3]) fall before or after it; the
+ * interleavings that split them only add a tell that finds the work already taken (README,
+ * "Assumptions"). MUTANT_FREE_AFTER_SCAN splits it, as that mutant needs: the scan, then (a
+ * step of its own, the lock still held) the add to freeCount. */
 inline look(t, act, cur, ran) {
     freeLook[t] = false;
     if
     :: runQ.n > 0 -> dequeue(cur)
     :: runQ.n == 0 && ownQ[t].n > 0 -> localTakeHead(t, cur); reached(36)   /* its own ring */
     :: else ->
+#ifndef MUTANT_FREE_AFTER_SCAN
         if :: !isFree[t] -> isFree[t] = true; freeCount++ :: else -> skip fi;
+#endif
 #ifndef MUTANT_NO_LOCAL_STEAL
         tj = 0;                                                           /* stealHalf */
         do
@@ -1104,7 +1134,21 @@ inline look(t, act, cur, ran) {
         tj = 0;
 #endif
 #endif
+        skip
     fi;
+#ifdef MUTANT_FREE_AFTER_SCAN
+    if
+    :: cur == NONE && !isFree[t] -> act = ACT_ADD_FREE                    /* the lock stays held */
+    :: else -> lookDecides(t, act, cur, ran)
+    fi
+#else
+    lookDecides(t, act, cur, ran)
+#endif
+}
+
+/* The end of a look, the lock held: found -> run it (no longer counted free); else leave (a
+ * surplus thread, or the pool stops), spin, or sleep. */
+inline lookDecides(t, act, cur, ran) {
     if
     :: cur != NONE ->                                                     /* found */
         if :: isFree[t] -> isFree[t] = false; freeCount-- :: else -> skip fi;
@@ -1178,18 +1222,25 @@ inline poolThread(t) {
             :: atomic { nextSlot[t] != NONE ->                            /* [P2] takeNext */
                     cur = nextSlot[t]; nextSlot[t] = NONE; hops++; reached(20) };
                 if
-                :: true ->                                                /* [P3] */
-                    /* at the limit, or earlier whenever due delayed work waits at the run
-                       queue's head (dueHint): time is not modelled, so any hop may end here */
-                    reachedIf(hops < HOP_LIMIT, 21);
-                    atomic {
+                :: atomic { true ->                                       /* [P3] dueHint > 0 */
+                    /* due delayed work waits at the run queue's head: time is not modelled, so
+                       any hop may end here; the `next` queue goes to the run queue's tail and
+                       this thread looks at its head (lookingWorker: mustLookAtRunQueue) */
+                        reached(21);
                         PLOCK; enqueueLocked(cur, true, woken); freeLook[t] = true; PUNLOCK;
                         isInTurn = false; cur = NONE; ran = true; hops = 0
                     };
                     if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
                     loopTop(t, act, cur, ran);
                     break
-                :: hops < HOP_LIMIT -> skip                               /* the chain goes on */
+                :: AT_HOP_LIMIT ->                                        /* [P3'] the hop limit */
+                    /* requeue: behind the work waiting (the run queue's tail while anything
+                       waits there, else this thread's own run queue) */
+                    requeue(cur, t, true);
+                    atomic { isInTurn = false; cur = NONE; ran = true; hops = 0 };
+                    loopTop(t, act, cur, ran);
+                    break
+                :: BELOW_HOP_LIMIT -> skip                                /* the chain goes on */
                 fi
             fi
         od
@@ -1199,15 +1250,10 @@ inline poolThread(t) {
         /* out of the window, straight to sleep: the run queue is not looked at again */
         atomic { PLOCK; spinningCount--; goIdle(t, act) }
 #else
-        atomic {                                                          /* [P5] stopSpinning, unlock */
-            PLOCK; spinningCount--;
-            assert(ownQ[t].n == 0);      /* a free thread's ring is empty: only its owner fills it */
-#ifndef VARIANT_UNCOUNTED_AFTER_SPIN
-            freeLook[t] = true;           /* it looks next, without running any work */
-#endif
-            PUNLOCK
-        };
-        loopTop(t, act, cur, ran)
+        /* [P5] the window ends: spinBeforeSleeping returns with the lock (stopSpinning), and
+         * threadMain looks again in the same lock hold (holdsLock): nothing can change in
+         * between. Its ring is empty: only its owner fills it, and it found it empty. */
+        atomic { PLOCK; spinningCount--; assert(ownQ[t].n == 0); look(t, act, cur, ran) }
 #endif
     :: act == ACT_IDLE ->
 end_idle:
@@ -1223,6 +1269,10 @@ end_idle:
             fi
         }
     :: act == ACT_LEAVE -> break
+#ifdef MUTANT_FREE_AFTER_SCAN
+    :: act == ACT_ADD_FREE ->                                             /* the lock still held */
+        atomic { isFree[t] = true; freeCount++; lookDecides(t, act, cur, ran) }
+#endif
     od
 }
 
