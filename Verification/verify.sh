@@ -18,8 +18,9 @@
 # queue per pool thread, the pool's run queue under its mutex, Dekker's hand-over on `freeCount`
 # between a push and a thread becoming free, steals, the blocking wrapper's drain, the hop limit's
 # requeue (README, "The pooled mode").
-# Time: about 13 minutes wall on this 2-core machine with JOBS=2 (README, "State counts"); the
-# pool's probes share one pan per configuration (PROBE_RUNTIME, flock).
+# Time: 557 s wall (127 checks, 1,069 s of CPU) on this 2-core machine with JOBS=2, load average
+# 1-3.5 (README, "State counts"); the pool's probes share one pan per configuration
+# (PROBE_RUNTIME, flock; without flock each probe compiles its own).
 #
 # Installs nothing: needs spin (Debian package `spin`) and gcc on PATH; pool.pml's pans are
 # compiled with clang when it is on PATH (the Swift toolchain's: at -O0 it compiles that pan.c in
