@@ -30,7 +30,9 @@ import Glibc
 /// could be woken. Work made runnable while any other pool thread is free goes to the pool's run
 /// queue at once, waking an idle thread unless a spinning one will look; a thread becoming free
 /// looks at every other thread's own work before it sleeps. At most 64 hops through `next` run in
-/// a row, none while due delayed work waits for a thread (below).
+/// a row, none while due delayed work waits for a thread (below); after 64 the `next` queue goes
+/// behind the work waiting, so a chain that never ends (two queues posting to each other) starves
+/// neither the thread's own run queue nor the pool's.
 ///
 /// **Blocking.** A pool thread that blocks in this library's own waits (a `sync` on a busy queue,
 /// room in a bounded queue, a `shutdown` or release waiting for a queue to drain) is replaced by
