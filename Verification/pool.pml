@@ -4,12 +4,15 @@
  * one WorkerPool of width 2.
  *
  * queue.pml models a queue with its own worker; this file models what changes when a pool runs
- * the queue: the pool's run queue of runnable queues, pool threads that run bounded turns, spin
- * and sleep, the stealable `next` slot (a queue this thread's own work made runnable while no
- * other thread was free runs next on that thread, unless a thread that runs out of work steals
- * it: the pool is work-conserving), the hand-off of a `sync` turn that releases the pool
- * thread, stand-in threads for a pool thread that blocks, suspend/resume and shutdown of a
- * pooled queue, and the pool's shutdown. The
+ * the queue: the pool's run queue of runnable queues (the injection queue, under the pool's
+ * mutex), pool threads that run bounded turns, spin and sleep, each pool thread's `next` slot
+ * and own run queue (`local`, a bounded lock-free ring: Go's runq), both filled without the
+ * pool's lock by the thread's own work while every other thread is busy and both stealable (a
+ * thread that runs out of work steals half of another thread's ring, then a `next` slot: the pool
+ * is work-conserving), the hand-over to a thread becoming free (Dekker's, on `freeCount`), the
+ * hand-off of a `sync` turn that releases the pool thread, the blocking wrapper (the `next` queue
+ * and the whole ring go to the run queue, a stand-in starts), suspend/resume and shutdown of a
+ * pooled queue, task jobs (-DJOB), and the pool's shutdown. The
  * queue's own decisions (QueueState: the door, wakeWorkerIfNeeded, takeBatch, leaveSync, ...)
  * are the same code as in queue.pml and are written the same way here, per queue.
  *
@@ -29,11 +32,16 @@
  *                           thread is free) and B.sync 6 (the pool thread blocks: `next` goes to
  *                           the run queue, a stand-in starts); P1 makes B.sync 2 (none with
  *                           END_POOL), no suspension.
+ *   JOB                     (with NESTED) between B.async 5 and B.sync 6, item 1's body enqueues
+ *                           a task job J (item 7: enqueueJob from a pool thread goes through
+ *                           pushLocal, to the thread's own ring or, while a thread is free, to the
+ *                           run queue); B.sync 6 then blocks with J possibly in the ring.
  *   SMALL                   P1 makes no A.async 4 (NESTED: no B.sync 2), for the liveness runs.
  *   BATCH_LIMIT=n           PoolCore.batchLimit (default 2: a turn's budget runs out with 3
  *                           items queued, or with work arriving during the turn).
- *   HOP_LIMIT=n             PoolCore.consecutiveHopLimit (default 2: the one hop of the instance
- *                           runs on the same thread; 1: it goes to the run queue instead).
+ *   HOP_LIMIT=n             PoolCore.consecutiveHopLimit (default: any, each hop may be at the
+ *                           limit or not; n: exactly n hops in a row, then the requeue).
+ *   LCAP=1                  LocalRunQueue.capacity (256 in the code; the model supports 1 only).
  *   CHECK_<PROPERTY>        which assertions are compiled in (CHECK_ALL: all).
  *   MUTANT_<NAME>, VARIANT_<NAME>   one deliberate change (see README.md).
  */
@@ -42,12 +50,22 @@
 /* The instance. Queues A (0) and B (1); pool threads T0, T1 and one stand-in slot S.          */
 /*   P0: A.async 1, then B.sync 2        P1: A.sync 3, then A.async 4       (switches: above)   */
 /*   NESTED: P0: A.async 1, whose body makes B.async 5, then B.sync 6;   P1: B.sync 2           */
+/*   JOB (with NESTED): item 1's body enqueues the task job J (item 7) before B.sync 6          */
 /* ------------------------------------------------------------------------------------------ */
 
 #define NQ 2
 #define QA 0
 #define QB 1
+/* What a pool thread runs (PoolRunnable): queue A, queue B, or (JOB) the task job J. */
+#define QJ 2
+#ifdef JOB
+#define NR 3                     /* runnables */
+#define NITEMS 7
+#define J_ITEM 7
+#else
+#define NR 2
 #define NITEMS 6
+#endif
 #define NPROD 2
 #define WIDTH 2                  /* WorkerPool(threads: 2) */
 #define MAY_SPIN (WIDTH / 2 > 1 -> WIDTH / 2 : 1)   /* watchers allowed at once (PoolState.maySpin) */
@@ -60,15 +78,28 @@
 #ifndef BATCH_LIMIT
 #define BATCH_LIMIT 2            /* PoolCore.batchLimit (64 in the code) */
 #endif
-#ifndef HOP_LIMIT
-#define HOP_LIMIT 2              /* PoolCore.consecutiveHopLimit (64 in the code) */
+/* PoolCore.consecutiveHopLimit (64 in the code). Unset (the default): the model's chains are
+ * short (one hop), so the limit is any number from 1 up: at every hop the chain may go on or be
+ * at the limit, and both are checked in one search. HOP_LIMIT=n: exactly n. */
+#ifdef HOP_LIMIT
+#define AT_HOP_LIMIT (hops >= HOP_LIMIT)
+#define BELOW_HOP_LIMIT (hops < HOP_LIMIT)
+#else
+#define AT_HOP_LIMIT true
+#define BELOW_HOP_LIMIT true
 #endif
 #define RING 3                   /* room in a FIFO: at most 3 items per queue */
+#ifndef LCAP
+#define LCAP 1                   /* LocalRunQueue.capacity (256 in the code) */
+#endif
+#if LCAP != 1
+#error "LCAP: the model's ring holds one runnable (a steal, takeHalf and the blocking move take it)"
+#endif
 
 #define ASYNC 0
 #define SYNC 1
 #define kindOf(id) (((id) == 2 || (id) == 3 || (id) == 6) -> SYNC : ASYNC)
-#define queueOf(id) (((id) == 1 || (id) == 3 || (id) == 4) -> QA : QB)
+#define queueOf(id) (((id) == 1 || (id) == 3 || (id) == 4) -> QA : (((id) == 7) -> QJ : QB))
 
 /* ------------------------------------------------------------------------------------------ */
 /* Constants of the code (as in queue.pml)                                                     */
@@ -107,6 +138,7 @@
 #define ACT_SPIN 1
 #define ACT_IDLE 2
 #define ACT_LEAVE 3
+#define ACT_ADD_FREE 4           /* MUTANT_FREE_AFTER_SCAN: scanned, freeCount not yet added to */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Shared variables                                                                            */
@@ -134,8 +166,13 @@ bool turnGrantedWaits[NW];       /* turnGranted (its condition) */
 
 /* The pool (PoolCore, PoolState), guarded by pmutex except where noted. */
 byte pmutex = 0;
-typedef QRing { byte it[NQ + 1]; byte n };   /* one more slot, so a double entry shows */
+typedef QRing { byte it[NR + 1]; byte n };   /* one more slot, so a double entry shows */
 QRing runQ;                      /* PoolState.runQueue */
+/* PoolWorker.local (LocalRunQueue), not guarded by pmutex: its owner pushes and pops without the
+ * lock, thieves steal under it. A bounded array, head first, with a count; each operation on it
+ * (push, the owner's pop, a steal, takeHalf) is one atomic step (README, "Assumptions"). */
+typedef LRing { byte it[LCAP]; byte n };
+LRing ownQ[NT];
 byte idleStack[NT];              /* PoolState.idleWorkers (popLast) */
 byte idleN = 0;
 bool isWoken[NT];                /* PoolWorker.isWoken */
@@ -167,9 +204,11 @@ bool looking[NT] = true;         /* the thread will look at the run queue withou
                                   * (S's counts only once it is reserved: nLooking) */
 byte nLooking = WIDTH;
 /* Work conservation: the thread will look at the run queue next without running any work first
- * (not yet started, woken, a stand-in reserved, or ending a turn it re-queued); spinning threads
- * are counted by spinningCount. Cleared by its look. */
+ * (not yet started, woken, a stand-in reserved, ending a turn or a hop chain with the queue put
+ * back in the run queue for itself to take (mustLookAtRunQueue), or out of its watch window);
+ * spinning threads are counted by spinningCount. Cleared by its look. */
 bool publishing[NT];             /* between filling `next` and deciding whether to publish it */
+bool publishingLocal[NT];        /* between pushing to `local` and re-reading freeCount (pushLocal) */
 bool freeLook[NT] = true;       /* T0, T1 look first; S's counts once it is reserved */
 hidden byte conserving;
 byte nAccepted = 0;
@@ -242,6 +281,13 @@ hidden byte moved;
 #ifdef PROBE
 #define reached(k) assert(PROBE != (k))
 #define reachedIf(c, k) if :: (c) -> assert(PROBE != (k)) :: else -> skip fi
+#elif defined(PROBE_RUNTIME)
+/* The probe's number from pan's environment (PROBE=k), read when pan starts: one pan serves
+ * every probe of a configuration (verify.sh compiles it once). k must be a literal. */
+c_code { static int probeFromEnvironment(void) { const char *text = getenv("PROBE"); return text ? atoi(text) : 0; } }
+c_state "int probeNumber" "Hidden" "probeFromEnvironment()"
+#define reached(k) if :: c_expr { probeNumber == k } -> assert(k != k) :: else -> skip fi
+#define reachedIf(c, k) if :: (c) -> reached(k) :: else -> skip fi
 #else
 #define reached(k) skip
 #define reachedIf(c, k) skip
@@ -294,6 +340,13 @@ inline wakeWorkerIfNeeded(q, a) {
 inline accept(id) {
     st[id] = S_ACCEPTED; seq[id] = nextSeq[queueOf(id)]; nextSeq[queueOf(id)]++; nAccepted++
 }
+
+/* The task job is accepted when enqueueJob is called (it has no queue, hence no sequence). */
+#ifdef JOB
+#define noteJobAccepted(r) if :: (r) == QJ -> st[J_ITEM] = S_ACCEPTED; nAccepted++ :: else -> skip fi
+#else
+#define noteJobAccepted(r) skip
+#endif
 
 inline submit(q, id, a) {
     fifo[q].it[fifo[q].n] = id; fifo[q].n++; accept(id);
@@ -432,7 +485,7 @@ inline openFastPathIfIdle(q) {
 /* The pool's run queue (PoolCore, PoolState)                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Never twice in the run queue, or in the run queue and a `next` slot. */
+/* Never twice in the run queue, a `next` slot or a thread's own run queue (nor in two of them). */
 inline checkQueuedOnce(q) {
     queuedOnce = true;
     tj = 0;
@@ -443,6 +496,13 @@ inline checkQueuedOnce(q) {
     tj = 0;
     do
     :: tj < NT -> if :: nextSlot[tj] == q -> queuedOnce = false :: else -> skip fi; tj++
+    :: else -> break
+    od;
+    tj = 0;
+    do
+    :: tj < NT * LCAP ->
+        if :: tj % LCAP < ownQ[tj / LCAP].n && ownQ[tj / LCAP].it[tj % LCAP] == q -> queuedOnce = false :: else -> skip fi;
+        tj++
     :: else -> break
     od;
     tj = 0;
@@ -495,11 +555,117 @@ inline enqueue(q, callerWillDequeue, woken) {
     if :: woken != 0 -> signalWoken(woken) :: else -> skip fi              /* [Q2] */
 }
 
+/* PoolState.dequeue: the run queue's head into r. */
+inline dequeue(r) {
+    r = runQ.it[0];
+    ti = 1;
+    do
+    :: ti < runQ.n -> runQ.it[ti - 1] = runQ.it[ti]; ti++
+    :: else -> break
+    od;
+    runQ.n--; runQ.it[runQ.n] = 0; ti = 0
+}
+
+/* LocalRunQueue, on thread t's ring: push at the tail (the owner), take the head (the owner's
+ * pop, a thief's stealHalf, the owner's takeHalf: with one runnable in the ring, half rounded up
+ * is that one, and a steal leaves nothing in the thief's ring). Each is one atomic step: the compare-and-swap of `head` (or the
+ * sequentially consistent store of `tail`) is where it takes effect (README, "Assumptions"). */
+inline localPush(t, r) {
+    checkQueuedOnce(r);
+    ownQ[t].it[ownQ[t].n] = r; ownQ[t].n++
+}
+
+inline localTakeHead(t, r) {
+    r = ownQ[t].it[0];
+    ti = 1;
+    do
+    :: ti < ownQ[t].n -> ownQ[t].it[ti - 1] = ownQ[t].it[ti]; ti++
+    :: else -> break
+    od;
+    ownQ[t].n--; ownQ[t].it[ownQ[t].n] = 0; ti = 0
+}
+
+/* PoolCore.moveLocalWorkToRunQueue(of: me, adding:), on the pool thread me: takeHalf (all of the
+ * ring, when the thread is about to block, adding == NONE; half of the full ring and then
+ * `adding`, from pushLocal) [V1]; then, under the pool's lock, each to the run queue's tail with
+ * the enqueue's wake rule [V2]; the signals after unlocking [V3]. Between [V1] and [V2] what was
+ * taken is in the thread's hands only (`carry`): no other thread can see it. */
+inline moveLocalToRunQueue(me, adding, carry, woken) {
+    atomic {                                                              /* [V1] takeHalf */
+        if
+        :: ownQ[me].n > 0 -> localTakeHead(me, carry)
+        :: else -> carry = NONE                                           /* a thief was first */
+        fi
+    };
+    atomic {                                                              /* [V2] */
+        PLOCK;
+        if :: carry != NONE -> enqueueLocked(carry, false, woken) :: else -> skip fi;
+        if :: adding != NONE -> enqueueLocked(adding, false, woken) :: else -> skip fi;
+        carry = 0;
+        PUNLOCK
+    };
+    if :: woken != 0 -> signalWoken(woken) :: else -> skip fi              /* [V3] */
+}
+
+/* PoolCore.pushLocal, on the pool thread me (its own work made r runnable: makeRunnable with
+ * `next` taken or outside a turn, enqueueJob, the re-queue of a queue whose turn left work).
+ * [O1] the read of freeCount: a thread is free (looking, spinning or idle) -> [O2] the run queue
+ * (`looksNext`: the caller takes the run queue's head next, as `lookingWorker`). Else [O3] the
+ * push (a full ring: half of it and r go to the run queue, [V1]-[V3]), then [O4] the second read
+ * of freeCount (Dekker's with look, which adds to freeCount, then reads every ring): a thread
+ * became free meanwhile -> under the lock, localWorkNotices += 1 (a hint for watching threads,
+ * not modelled: a watch window has any length here) and one idle thread, if any, is woken.
+ * `took` is the caller's scratch variable (0 again on return). */
+inline pushLocal(r, me, callerLooksNext, took, woken, pushProbe) {
+#ifdef VARIANT_PUSH_ALWAYS
+    atomic { took = 0; looksNext = callerLooksNext; noteJobAccepted(r) };   /* no first read */
+#else
+    atomic { took = (freeCount > 0); looksNext = callerLooksNext; noteJobAccepted(r) };   /* [O1] */
+#endif
+    if
+    :: atomic { took ->                                                   /* [O2] */
+            took = 0;
+            PLOCK; enqueueLocked(r, looksNext, woken);
+            if :: looksNext -> freeLook[me] = true :: else -> skip fi;   /* mustLookAtRunQueue, willLook */
+            looksNext = false; PUNLOCK
+        };
+        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+    :: atomic { !took && ownQ[me].n < LCAP ->                            /* [O3] push */
+            looksNext = false; localPush(me, r); publishingLocal[me] = true;
+            if :: pushProbe == 41 -> reached(41) :: else -> reached(30) fi;
+#ifdef MUTANT_LOCAL_NO_RECHECK
+            publishingLocal[me] = false
+        }
+#else
+            /* [O4] the second read, in the push's step: freeCount changes only in a look (one
+             * step under the lock), and a look after the push sees the pushed runnable (it
+             * steals it, or the ring's owner took it back), so nothing is missed (README) */
+            if
+            :: freeCount > 0 ->
+                PLOCK;                                                    /* (may wait: [O4] is then a step of its own) */
+#ifndef MUTANT_NOTICE_NO_WAKE
+                popIdleWorker(woken); reachedIf(woken != 0, 31);
+#endif
+                reachedIf(woken == 0, 32);
+                PUNLOCK
+            :: else -> skip
+            fi;
+            publishingLocal[me] = false
+        };
+        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+#endif
+    :: atomic { !took && ownQ[me].n == LCAP -> looksNext = false; publishingLocal[me] = true; reached(33) };   /* full */
+        moveLocalToRunQueue(me, r, took, woken);
+        publishingLocal[me] = false
+    fi
+}
+
 /* PoolCore.makeRunnable, from the thread `me`: inside its own turn with an empty `next` slot,
  * into the slot [M1] (a sequentially consistent store), then the read of freeCount [M2]: a free
  * thread means the slot is taken back and published to the run queue [M3] (unless a thief was
- * first); otherwise enqueue. MUTANT_PRIVATE_NEXT is the pool's first version: no read, no
- * publishing, and no thread steals (see look). */
+ * first). From a pool thread with `next` taken, or outside a turn (a task job's work):
+ * pushLocal. From any other thread: enqueue. MUTANT_PRIVATE_NEXT is the pool's first version
+ * of the slot: no read, no publishing, and no thread steals it (see look). */
 inline makeRunnable(q, me, woken) {
     if
     :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE ->
@@ -534,7 +700,8 @@ inline makeRunnable(q, me, woken) {
         if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
 #endif
 #endif
-    :: else -> enqueue(q, false, woken)
+    :: me != NOT_POOL && !(isInTurn && nextSlot[me] == NONE) -> pushLocal(q, me, false, took, woken, 30)
+    :: me == NOT_POOL -> enqueue(q, false, woken)
     fi
 }
 
@@ -553,9 +720,10 @@ inline perform(q, a, me, woken) {
     fi
 }
 
-/* PoolWorker.beginBlocking (me is a pool thread, the queue's lock may be held): the `next`
- * queue goes to the run queue; then PoolCore.beginBlocking: blockedCount += 1, and a stand-in
- * is reserved and started if fewer than `width` threads would be free. */
+/* CurrentQueueStack.blocking, before the wait (me is a pool thread, the queue's lock may be
+ * held): the `next` queue goes to the run queue [N1], then everything in the thread's own run
+ * queue (moveLocalWorkToRunQueue: [V1]-[V3]); then PoolCore.beginBlocking [N2]: blockedCount
+ * += 1, and a stand-in is reserved and started if fewer than `width` threads would be free. */
 inline beginBlocking(me, woken) {
 #ifndef MUTANT_NEXT_KEPT_WHILE_BLOCKING
     if
@@ -565,6 +733,14 @@ inline beginBlocking(me, woken) {
             if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
             moved = 0; reached(12)
         }
+    :: else -> skip
+    fi;
+#endif
+#ifndef MUTANT_BLOCK_KEEPS_LOCAL
+    if                                                                    /* !local.isEmpty */
+    :: atomic { ownQ[me].n > 0 -> localTakeHead(me, took) };             /* [V1] takeHalf */
+        atomic { PLOCK; enqueueLocked(took, false, woken); took = 0; reached(34); PUNLOCK };   /* [V2] */
+        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi         /* [V3] */
     :: else -> skip
     fi;
 #endif
@@ -652,11 +828,14 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
                 if
                 :: a == A_WAKE ->
                     a = A_NONE;
-                    /* makeRunnable under the queue's lock, as one step here (its race
-                     * with a thief is checked on the async path above) */
+                    /* makeRunnable under the queue's lock, as one step here (its races
+                     * with a thief and a thread becoming free are checked on the async path
+                     * above; in these instances a pool thread's sync never wakes its queue) */
                     if
                     :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE && KEEP_IN_NEXT ->
                         checkQueuedOnce(q); nextSlot[me] = q
+                    :: me != NOT_POOL && !(isInTurn && nextSlot[me] == NONE) && freeCount == 0 && ownQ[me].n < LCAP ->
+                        localPush(me, q)                                  /* pushLocal, both reads: 0 */
                     :: else ->
                         PLOCK; enqueueLocked(q, false, woken); PUNLOCK
                     fi
@@ -727,14 +906,36 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
 /* A pooled turn (QueueCore.runPooledTurn, run, handOffReleasingThePoolThread)                 */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Item 1's body, on the pool thread t: B.async 5, then B.sync 6. */
+/* Item 1's body, on the pool thread t: B.async 5, (JOB) enqueueJob(J), then B.sync 6. */
 inline bodyOfItem1(t, a, woken, via2, left2) {
 #ifdef NESTED
     asyncCall(QB, 5, t, a, woken);
+#ifdef JOB
+    pushLocal(QJ, t, false, took, woken, 30);                                 /* PoolCore.enqueueJob */
+#endif
     syncCall(QB, 6, t, t, via2, left2, a, woken)
 #else
     skip
 #endif
+}
+
+/* PoolCore.requeue(_:from:), on the pool thread t (a turn of q left work [T6], or a hop chain
+ * reached consecutiveHopLimit [P3]): callerLooksNext = !hasNext && local.isEmpty (with neither a
+ * `next` queue nor work in its own ring, this thread looks at the run queue next: ghost
+ * freeLook, the code's mustLookAtRunQueue and willLook); then runnableHint > 0 (read without
+ * the lock, relaxed, possibly stale: either way may be taken whatever the run queue holds) ->
+ * the run queue's tail [R1], else pushLocal [O1]-[O4]. `fromHop`: only for the probes (40, 41). */
+inline requeue(q, t, fromHop) {
+    if
+    :: atomic {                                                           /* [R1] runnableHint > 0: the tail */
+            PLOCK; looksNext = (nextSlot[t] == NONE && ownQ[t].n == 0);
+            enqueueLocked(q, looksNext, woken);
+            if :: looksNext -> freeLook[t] = true :: else -> skip fi;
+            looksNext = false; reached(39); reachedIf(fromHop, 40); PUNLOCK
+        };
+        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+    :: pushLocal(q, t, (nextSlot[t] == NONE && ownQ[t].n == 0), took, woken, (fromHop -> 41 : 30))   /* runnableHint == 0 */
+    fi
 }
 
 /* The end of a turn that did not hand the queue over, with the queue's lock held: exit (the
@@ -872,10 +1073,7 @@ inline runPooledTurn(t, q, id, a, woken, handed, after, via2, left2) {
     handed = false;
     if
     :: after == 1 -> signalWoken(woken)                                   /* [T6] */
-    :: after == 2 ->                                                      /* [T6] */
-        /* without a `next` queue this thread looks at the run queue next (ghost freeLook) */
-        atomic { PLOCK; moved = (nextSlot[t] == NONE); enqueueLocked(q, moved, woken); freeLook[t] = moved; moved = 0; PUNLOCK };
-        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+    :: after == 2 -> requeue(q, t, false)                                  /* [T6] PoolCore.requeue */
     :: else -> skip
     fi;
     after = 0
@@ -897,18 +1095,36 @@ inline goIdle(t, act) {
     WAIT_RELEASING(pmutex, wakeUpWaits[t])
 }
 
-/* One look at the run queue, with the pool's lock held: run a queue, leave, spin, or sleep. */
+/* One look for work, with the pool's lock held (PoolCore.lookForWork): the run queue's head,
+ * else this thread's own ring, else (counted in freeCount first) the head of another thread's
+ * ring (stealHalf), else another thread's `next` slot; found nothing: leave, spin, or sleep
+ * (threadMain: retireIfSurplus, maySpin, goIdle, in the same lock hold). One step: a push to a
+ * ring and its second read of freeCount (one step too, [O3]) fall before or after it; the
+ * interleavings that split them only add a tell that finds the work already taken (README,
+ * "Assumptions"). MUTANT_FREE_AFTER_SCAN splits it, as that mutant needs: the scan, then (a
+ * step of its own, the lock still held) the add to freeCount. */
 inline look(t, act, cur, ran) {
     freeLook[t] = false;
     if
-    :: runQ.n > 0 ->                                                      /* dequeue */
-        cur = runQ.it[0]; runQ.it[0] = runQ.it[1]; runQ.it[1] = runQ.it[2]; runQ.it[2] = 0; runQ.n--
+    :: runQ.n > 0 -> dequeue(cur)
+    :: runQ.n == 0 && ownQ[t].n > 0 -> localTakeHead(t, cur); reached(36)   /* its own ring */
     :: else ->
-        /* lookForWork: counted free first, then the other threads' `next` slots */
+#ifndef MUTANT_FREE_AFTER_SCAN
         if :: !isFree[t] -> isFree[t] = true; freeCount++ :: else -> skip fi;
+#endif
+#ifndef MUTANT_NO_LOCAL_STEAL
+        tj = 0;                                                           /* stealHalf */
+        do
+        :: tj < NT && cur == NONE ->
+            if :: tj != t && ownQ[tj].n > 0 -> localTakeHead(tj, cur); reached(37) :: else -> skip fi;
+            tj++
+        :: else -> break
+        od;
+        tj = 0;
+#endif
 #ifndef MUTANT_PRIVATE_NEXT
 #ifndef MUTANT_NO_STEAL
-        tj = 0;
+        tj = 0;                                                           /* takeNext */
         do
         :: tj < NT && cur == NONE ->
             if :: tj != t && nextSlot[tj] != NONE -> cur = nextSlot[tj]; nextSlot[tj] = NONE; reached(17) :: else -> skip fi;
@@ -918,9 +1134,23 @@ inline look(t, act, cur, ran) {
         tj = 0;
 #endif
 #endif
+        skip
     fi;
+#ifdef MUTANT_FREE_AFTER_SCAN
     if
-    :: cur != NONE ->                                                     /* dequeued or stolen */
+    :: cur == NONE && !isFree[t] -> act = ACT_ADD_FREE                    /* the lock stays held */
+    :: else -> lookDecides(t, act, cur, ran)
+    fi
+#else
+    lookDecides(t, act, cur, ran)
+#endif
+}
+
+/* The end of a look, the lock held: found -> run it (no longer counted free); else leave (a
+ * surplus thread, or the pool stops), spin, or sleep. */
+inline lookDecides(t, act, cur, ran) {
+    if
+    :: cur != NONE ->                                                     /* found */
         if :: isFree[t] -> isFree[t] = false; freeCount-- :: else -> skip fi;
         act = ACT_RUN; PUNLOCK
     :: else ->
@@ -940,48 +1170,97 @@ inline look(t, act, cur, ran) {
     fi
 }
 
+/* The top of threadMain's loop: this thread's own work, without the lock [P0], unless the run
+ * queue is owed a look: mustLookAtRunQueue (it re-queued a queue counting on itself to take the
+ * run queue's head: ghost freeLook, set in the same places), or one of two hints read without
+ * the lock, dueHint > 0 and (its own work last) runnableHint > 0 — time is not modelled and a
+ * hint may be stale, so any look may go to the lock instead [P1]. */
+inline loopTop(t, act, cur, ran) {
+    if
+    :: atomic { !freeLook[t] && ownQ[t].n > 0 -> localTakeHead(t, cur); act = ACT_RUN; reached(38) }   /* [P0] */
+    :: atomic { PLOCK; look(t, act, cur, ran) }                           /* [P1] */
+    fi
+}
+/* The same, inside the step that ends runTurns with an empty `next` slot or runs a job: what
+ * comes before it there touches only the thread's own variables (and its empty `next`, which
+ * only it fills), so it shares the step; with the pool's lock busy the step waits there. */
+#define LOOP_TOP_IN_STEP(t) \
+    if \
+    :: !freeLook[t] && ownQ[t].n > 0 -> localTakeHead(t, cur); act = ACT_RUN; reached(38) \
+    :: PLOCK; look(t, act, cur, ran) \
+    fi
+
 inline poolThread(t) {
     byte act = ACT_IDLE; byte cur = NONE; bool ran = false; byte hops = 0;
     byte id = 0; byte a = A_NONE; byte woken = 0; bool handed = false; byte after = 0;
     bool via2 = false; bool left2 = false; bool turnWait = false;
     bool isInTurn = false;       /* PoolWorker.isInTurn */
-    byte took = 0;               /* makeRunnable's local in MUTANT_CHECK_BEFORE_FILL */
+    byte took = 0;               /* scratch: freeCount's read in pushLocal, a runnable in transit */
+    bool looksNext = false;      /* requeue's callerLooksNext */
     Ring batch;                  /* PoolWorker.batch */
-    atomic { PLOCK; look(t, act, cur, ran) };                             /* [P1] */
+    atomic { PLOCK; look(t, act, cur, ran) };                             /* [P1]: its ring is empty */
     do
-    :: act == ACT_RUN ->
+#ifdef JOB
+    :: act == ACT_RUN && cur == QJ ->                                     /* run(.job) */
+        atomic {                                                          /* [J1] runSynchronously, outside any turn */
+            assertOnce(st[J_ITEM] == S_ACCEPTED);
+            st[J_ITEM] = S_DONE; nFinished++; cur = NONE; ran = true; reached(35);
+            LOOP_TOP_IN_STEP(t)                                           /* [P0] or [P1] */
+        }
+#endif
+    :: act == ACT_RUN && cur != QJ ->
         /* runTurns(startingWith:) */
         isInTurn = true; hops = 0;
         do
         :: runPooledTurn(t, cur, id, a, woken, handed, after, via2, left2);
             if
-            :: atomic { nextSlot[t] == NONE -> freeLook[t] = true }; break   /* empty, or stolen */
+            :: atomic {                                                   /* empty, or stolen */
+                    nextSlot[t] == NONE -> isInTurn = false; cur = NONE; ran = true; hops = 0;
+                    LOOP_TOP_IN_STEP(t)                                   /* [P0] or [P1] */
+                };
+                break
             :: atomic { nextSlot[t] != NONE ->                            /* [P2] takeNext */
                     cur = nextSlot[t]; nextSlot[t] = NONE; hops++; reached(20) };
                 if
-                :: true ->                                                /* [P3] */
-                    /* at the limit, or earlier whenever due delayed work waits at the run
-                       queue's head (dueHint): time is not modelled, so any hop may end here */
-                    reachedIf(hops < HOP_LIMIT, 21);
-                    atomic { PLOCK; enqueueLocked(cur, true, woken); freeLook[t] = true; PUNLOCK };
+                :: atomic { true ->                                       /* [P3] dueHint > 0 */
+                    /* due delayed work waits at the run queue's head: time is not modelled, so
+                       any hop may end here; the `next` queue goes to the run queue's tail and
+                       this thread looks at its head (lookingWorker: mustLookAtRunQueue) */
+                        reached(21);
+                        PLOCK; enqueueLocked(cur, true, woken); freeLook[t] = true; PUNLOCK;
+                        isInTurn = false; cur = NONE; ran = true; hops = 0
+                    };
                     if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
+                    loopTop(t, act, cur, ran);
                     break
-                :: hops < HOP_LIMIT -> skip                               /* the chain goes on */
+                :: AT_HOP_LIMIT ->                                        /* [P3'] the hop limit */
+                    /* requeue: behind the work waiting (the run queue's tail while anything
+                       waits there, else this thread's own run queue) */
+                    requeue(cur, t, true);
+                    atomic { isInTurn = false; cur = NONE; ran = true; hops = 0 };
+                    loopTop(t, act, cur, ran);
+                    break
+                :: BELOW_HOP_LIMIT -> skip                                /* the chain goes on */
                 fi
             fi
-        od;
-        atomic { isInTurn = false; cur = NONE; ran = true; PLOCK; look(t, act, cur, ran) }   /* [P1] */
+        od
     :: act == ACT_SPIN ->
-        /* [P4] the window: any length; the run-queue hint only shortens it */
+        /* [P4] the window: any length; the hints (runnableHint, localWorkNotices) only shorten it */
 #ifdef MUTANT_SPIN_NO_RECHECK
         /* out of the window, straight to sleep: the run queue is not looked at again */
         atomic { PLOCK; spinningCount--; goIdle(t, act) }
 #else
-        atomic { PLOCK; spinningCount--; look(t, act, cur, ran) }         /* [P5] */
+        /* [P5] the window ends: spinBeforeSleeping returns with the lock (stopSpinning), and
+         * threadMain looks again in the same lock hold (holdsLock): nothing can change in
+         * between. Its ring is empty: only its owner fills it, and it found it empty. */
+        atomic { PLOCK; spinningCount--; assert(ownQ[t].n == 0); look(t, act, cur, ran) }
 #endif
     :: act == ACT_IDLE ->
 end_idle:
-        atomic {                                                          /* [P6] */
+        /* [P6] the wait's return: while !isWoken { wait }, unlock; then the loop's top, where its
+         * ring is empty (it went idle after finding it empty, and only it fills it), so it takes
+         * the lock again and looks: one step here (the check in between changes nothing) */
+        atomic {
             WOKEN(wakeUpWaits[t], isWoken[t]) -> noteSpurious(wakeUpWaits[t]);
             PLOCK;
             if
@@ -990,6 +1269,10 @@ end_idle:
             fi
         }
     :: act == ACT_LEAVE -> break
+#ifdef MUTANT_FREE_AFTER_SCAN
+    :: act == ACT_ADD_FREE ->                                             /* the lock still held */
+        atomic { isFree[t] = true; freeCount++; lookDecides(t, act, cur, ran) }
+#endif
     od
 }
 
@@ -1008,7 +1291,7 @@ end_unstarted:
 
 active proctype P0() {
     bool via = false; bool left = false; byte a = A_NONE; byte woken = 0; bool turnWait = false;
-    bool isInTurn = false; byte took = 0;
+    bool isInTurn = false; byte took = 0; bool looksNext = false;
     asyncCall(QA, 1, NOT_POOL, a, woken);
 #if !defined(NESTED) && !defined(END_DRAIN) && !defined(END_CANCEL)
     syncCall(QB, 2, NOT_POOL, W_P0, via, left, a, woken);
@@ -1018,7 +1301,7 @@ active proctype P0() {
 
 active proctype P1() {
     bool via = false; bool left = false; byte a = A_NONE; byte woken = 0; bool turnWait = false;
-    bool isInTurn = false; byte took = 0;
+    bool isInTurn = false; byte took = 0; bool looksNext = false;
 #ifdef NESTED
 #if !defined(END_POOL) && !defined(SMALL)
     syncCall(QB, 2, NOT_POOL, W_P1, via, left, a, woken);
@@ -1148,11 +1431,12 @@ inline poolShutdown(a, woken, snapshot) {
     };
     if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
     WAIT_CHANGED_UNTIL(threadCount == 0);                                 /* [U5] */
-    checkNothingLost(3)
+    checkNothingLost(7)                                                   /* A, B and the job */
 }
 
 active proctype Controller() {
     byte a = A_NONE; byte woken = 0; byte snapshot = 0; bool isInTurn = false; byte took = 0;
+    bool looksNext = false;
 #if defined(END_DRAIN) || defined(END_CANCEL)
 #ifdef END_DRAIN
 #define SHUT_MODE SHUT_DRAIN
@@ -1179,34 +1463,38 @@ active proctype Controller() {
 /* The pool-level lost wake-up, as a state invariant                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/* A queue is never lost: whenever the run queue holds a queue, some pool thread will look at
- * it without being woken (it runs a turn, spins, or was woken); and no queue waits in the
- * `next` slot of a thread that is not going to run it (blocked, asleep).
+/* A queue is never lost: whenever the run queue holds a queue (or a job), some pool thread will
+ * look at it without being woken (it runs a turn, spins, or was woken); and nothing waits in the
+ * `next` slot or the own run queue of a thread that is not going to run it (blocked, asleep).
  *
- * Work conservation (CHECK_WORK_CONSERVING): while a pool thread sleeps idle, the queues waiting
- * for a thread (in the run queue or a `next` slot) are never more than the threads that will
- * look for work before running any (freeLook, spinning) or that are deciding whether to publish
- * the queue they just put in `next` (publishing). A thread running a turn does not count: its
- * work may run, or block, for any time. */
+ * Work conservation (CHECK_WORK_CONSERVING): while a pool thread sleeps idle, what waits for a
+ * thread (in the run queue, a `next` slot, or a thread's own run queue) is never more than the
+ * threads that will look for work before running any (freeLook, spinning) or that are deciding
+ * whether to publish the queue they just put in `next` (publishing); a ring whose owner pushed
+ * and has not yet re-read freeCount is not counted (publishingLocal: it tells a free thread if
+ * one is). A thread running a turn does not count: its work may run, or block, for any time. */
 #define nextWaiting ((nextSlot[0] != NONE) + (nextSlot[1] != NONE) + (nextSlot[2] != NONE))
+#define localWaiting ((publishingLocal[0] -> 0 : ownQ[0].n) + (publishingLocal[1] -> 0 : ownQ[1].n) \
+                      + (publishingLocal[2] -> 0 : ownQ[2].n))
 #define freeLookers (spinningCount + freeLook[0] + freeLook[1] + (freeLook[2] && standInStarted) \
                      + publishing[0] + publishing[1] + publishing[2])
+#define lostNow ((runQ.n > 0 && nLooking == 0) \
+         || ((nextSlot[0] != NONE || ownQ[0].n > 0) && !looking[0]) \
+         || ((nextSlot[1] != NONE || ownQ[1].n > 0) && !looking[1]) \
+         || ((nextSlot[2] != NONE || ownQ[2].n > 0) && !looking[2]))
+#define wastedNow (idleN > 0 && runQ.n + nextWaiting + localWaiting > freeLookers)
 active proctype Monitor() {
 end_watching:
     atomic {
-        ((runQ.n > 0 && nLooking == 0)
-         || (nextSlot[0] != NONE && !looking[0]) || (nextSlot[1] != NONE && !looking[1])
-         || (nextSlot[2] != NONE && !looking[2])
+        (lostNow
 #ifdef CHECK_WORK_CONSERVING
-         || (idleN > 0 && runQ.n + nextWaiting > freeLookers)
+         || wastedNow
 #endif
         ) ->
-        notLost = !((runQ.n > 0 && nLooking == 0)
-         || (nextSlot[0] != NONE && !looking[0]) || (nextSlot[1] != NONE && !looking[1])
-         || (nextSlot[2] != NONE && !looking[2]));
+        notLost = !lostNow;
         assertPool(notLost);
 #ifdef CHECK_WORK_CONSERVING
-        conserving = !(idleN > 0 && runQ.n + nextWaiting > freeLookers);
+        conserving = !wastedNow;
         assert(conserving)
 #endif
     }
