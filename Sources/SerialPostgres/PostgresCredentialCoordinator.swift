@@ -221,6 +221,8 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
         let holder = self.configuration.holder
         let lease = self.configuration.leaseDuration
         while true {
+            // Read before the row: a NOTIFY from here on ends the wait below (see PublishSignal).
+            let seen = self.listener.signal.epoch
             if let fence = try await self.session.run("take the lease", self.table.take(generation, holder, lease)) {
                 return .lease(CredentialLease(generation: generation, fence: fence))
             }
@@ -231,7 +233,7 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
             }
             // Leased by someone else: wait for a NOTIFY, the backoff, or the lease's end.
             let remaining = row.leaseRemaining ?? .zero
-            await self.listener.signal.wait(upTo: max(.milliseconds(1), min(backoff, remaining)))
+            _ = await self.listener.signal.wait(since: seen, upTo: max(.milliseconds(1), min(backoff, remaining)))
             backoff = min(backoff * 2, self.configuration.waitBackoff.maximum)
         }
     }

@@ -3,8 +3,14 @@ import SerialCore
 
 /// Wakes the callers waiting behind another holder's lease when a NOTIFY says the credential
 /// changed (published or released), so they re-read at once instead of at their next backoff.
+///
+/// A waiter reads `epoch` *before* it reads the row, and waits `since` that epoch: a NOTIFY that
+/// arrives between its read and its wait has moved the epoch, so the wait ends at once instead of
+/// sleeping a whole backoff step on news it already missed (a lost wake-up).
 final class PublishSignal: Sendable {
     private struct State {
+        /// How many signals so far.
+        var epoch: UInt64 = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         /// Waits cancelled before they registered (they must not register afterwards).
         var cancelled: Set<Int> = []
@@ -13,26 +19,36 @@ final class PublishSignal: Sendable {
 
     private let state = LockedValue(State())
 
-    /// Returns at the next `signal()`, or after `timeout`, whichever comes first.
-    func wait(upTo timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: timeout) }
-            group.addTask { await self.nextSignal() }
-            _ = await group.next()
+    /// How many signals so far: read it before looking at the row, then `wait(since:upTo:)`.
+    var epoch: UInt64 { self.state.withLock { $0.epoch } }
+
+    /// Returns `true` at the first signal after `epoch` (at once if there was one already), or
+    /// `false` after `timeout`, whichever comes first.
+    func wait(since epoch: UInt64, upTo timeout: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            group.addTask { await self.nextSignal(since: epoch) }
+            let signalled = await group.next() ?? false
             group.cancelAll()
+            return signalled
         }
     }
 
-    /// Wakes every waiter.
+    /// Wakes every waiter, and every later wait since an earlier epoch.
     func signal() {
         let waiters = self.state.withLock { state in
+            state.epoch &+= 1
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.resume() }
     }
 
-    private func nextSignal() async {
+    /// Returns `true` at the first signal after `epoch`, `false` when cancelled first.
+    private func nextSignal(since epoch: UInt64) async -> Bool {
         let id = self.state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
@@ -40,7 +56,7 @@ final class PublishSignal: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let resumeNow = self.state.withLock { state -> Bool in
-                    if state.cancelled.remove(id) != nil { return true }
+                    if state.cancelled.remove(id) != nil || state.epoch != epoch { return true }
                     state.waiters[id] = continuation
                     return false
                 }
@@ -54,6 +70,7 @@ final class PublishSignal: Sendable {
             }
             waiter?.resume()
         }
+        return self.state.withLock { $0.epoch != epoch }
     }
 }
 #endif  // Postgres

@@ -1,0 +1,32 @@
+import Testing
+
+@testable import SerialPostgres
+
+/// The wake-up a waiter behind a lease relies on: a NOTIFY that arrives after the waiter read the
+/// row but before it started waiting must still end its wait (CI once saw such a release missed,
+/// and the waiter slept its whole 60 s backoff).
+@Suite("A publish signal")
+struct PublishSignalTests {
+    @Test func aSignalBetweenTheReadAndTheWaitEndsTheWaitAtOnce() async {
+        let signal = PublishSignal()
+        let seen = signal.epoch  // the waiter is about to read the row
+        signal.signal()  // the NOTIFY arrives before it waits
+        // Correct code returns at once, without looking at the clock; the bound only ends a broken one.
+        let signalled = await signal.wait(since: seen, upTo: .seconds(10))
+        #expect(signalled, "a signal that came before the wait was lost: the waiter slept its backoff")
+    }
+
+    @Test func aSignalDuringTheWaitEndsIt() async {
+        let signal = PublishSignal()
+        let seen = signal.epoch
+        let waiting = Task { await signal.wait(since: seen, upTo: .seconds(600)) }
+        signal.signal()  // before or after the waiter registered: either way it must see it
+        #expect(await waiting.value, "the wait ran out instead of ending at the signal")
+    }
+
+    @Test func aWaitWithoutASignalEndsAtItsTimeout() async {
+        let signal = PublishSignal()
+        signal.signal()  // signals before the epoch was read do not count
+        #expect(await signal.wait(since: signal.epoch, upTo: .milliseconds(20)) == false)
+    }
+}
