@@ -1,3 +1,4 @@
+import Glibc
 import SerialTestSupport
 import SerialTesting
 import Testing
@@ -45,7 +46,9 @@ struct LocalRunQueueTests {
     @Test func everyWordIsTakenExactlyOnceWhileThievesSteal() async {
         let seed = StressConfiguration.seed()
         print("LocalRunQueue race: seed \(seed)")
-        let total = StressConfiguration.iterations(100_000)
+        // Three threads that never block, on two cores, while the rest of the pass runs: fewer
+        // words under ThreadSanitizer, whose every atomic operation is slow (20,000 take 4 s alone).
+        let total = StressConfiguration.iterations(Sanitizers.threadSanitizerIsActive ? 20_000 : 100_000)
         let owner = LocalRunQueue()
         let seen = LockedValue([UInt8](repeating: 0, count: total))
         let pushed = TestCounter()
@@ -78,7 +81,10 @@ struct LocalRunQueueTests {
                     } else {
                         let own = LocalRunQueue()
                         while pushed.value == 0 || !owner.isEmpty {
-                            guard let first = owner.stealHalf(into: own) else { continue }
+                            guard let first = owner.stealHalf(into: own) else {
+                                sched_yield()  // nothing to steal: leave the core to the owner
+                                continue
+                            }
                             record(first)
                             while let word = own.pop() { record(word) }
                         }

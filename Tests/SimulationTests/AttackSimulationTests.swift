@@ -564,10 +564,9 @@ import Testing
                 _ = timed
             }
             // An ordinary thread uses it (bounded wait: 2 s).
-            let ran = Atomic<Bool>(false)
-            box.queue?.async { ran.store(true, ordering: .relaxed) }
-            for _ in 0..<200 where !ran.load(ordering: .relaxed) { usleep(10_000) }
-            return (first, second, ran.load(ordering: .relaxed))
+            let ran = TestSemaphore()
+            box.queue?.async { ran.signal() }
+            return (first, second, ran.wait(timeout: .seconds(2)))
         }
         print("attack escaping queue: run1 \(first.failure?.replayLine ?? "passed")\n"
             + "  run1 report: \(first.failure?.report ?? "")\n  run2 \(second.failure?.replayLine ?? "passed")\n"
@@ -586,10 +585,9 @@ import Testing
                 _ = try? WheelClock().timers.schedule(after: .milliseconds(2)) { done.post() }
                 done.take()
             }
-            let fired = Atomic<Bool>(false)
-            _ = try? WheelClock().timers.schedule(after: .milliseconds(2)) { fired.store(true, ordering: .relaxed) }
-            for _ in 0..<200 where !fired.load(ordering: .relaxed) { usleep(10_000) }
-            return (result, fired.load(ordering: .relaxed))
+            let fired = TestSemaphore()
+            _ = try? WheelClock().timers.schedule(after: .milliseconds(2)) { fired.signal() }
+            return (result, fired.wait(timeout: .seconds(2)))
         }
         print("attack shared WheelClock: run \(result.failure?.replayLine ?? "passed")\n\(result.failure?.report ?? "")\n"
             + "  a timer on WheelClock() outside any run afterwards fired within 2 s: \(firedOutside)")
