@@ -11,19 +11,31 @@ import Testing
 @Suite struct SimulationSweepTests {
     static let seedsPerUnit = ProcessInfo.processInfo.environment["SERIAL_SIMULATION_SEEDS"].flatMap { Int($0) }
     static let hunted = ProcessInfo.processInfo.environment["SERIAL_SIMULATION_HUNT"]
+    /// `SERIAL_SIMULATION_SHARD=I/N`: this process sweeps the seeds equal to I modulo N of every
+    /// scenario (a simulation runs one thread at a time, so N processes use N cores).
+    static let shard: (index: UInt64, count: UInt64) = {
+        let text = ProcessInfo.processInfo.environment["SERIAL_SIMULATION_SHARD"] ?? "0/1"
+        let parts = text.split(separator: "/").compactMap { UInt64($0) }
+        guard parts.count == 2, parts[1] > 0, parts[0] < parts[1] else {
+            fatalError("SERIAL_SIMULATION_SHARD=\(text): expected I/N with 0 <= I < N, for example 0/2")
+        }
+        return (parts[0], parts[1])
+    }()
 
     /// Prints one line per failure (with `replay:` and the token) and ends with
     /// `simulation: S scenarios, N schedules, F failures`.
     @Test(.enabled(if: Self.seedsPerUnit != nil))
     func everyCataloguedScenarioPassesItsSeeds() async {
         let unit = Self.seedsPerUnit ?? 0
+        let shard = Self.shard
         let (schedules, failures) = await offThePool { () -> (Int, [String]) in
             var schedules = 0
             var failures: [String] = []
             for entry in ScenarioCatalog.all {
                 let started = ContinuousClock.now
                 let report = Simulation(strategy: entry.strategy).explore(
-                    entry.name, seeds: entry.seeds(perUnit: unit), entry.scenario)
+                    entry.name, seeds: entry.seeds(perUnit: unit).filter { $0 % shard.count == shard.index },
+                    entry.scenario)
                 schedules += report.results.count
                 for result in report.failures {
                     let failure = result.failure!
