@@ -24,6 +24,22 @@ struct PublishSignalTests {
         #expect(await waiting.value, "the wait ran out instead of ending at the signal")
     }
 
+    /// A caller cancelled while it waits (its request cancelled, or the queue's refresh timeout)
+    /// returns at once, not at the end of its backoff; a signal racing the cancel changes nothing.
+    @Test(.timeLimit(.minutes(2))) func aCancelledWaitEndsAtOnce() async {
+        let signal = PublishSignal()
+        for round in 0..<200 {
+            let seen = signal.epoch
+            let waiting = Task { await signal.wait(since: seen, upTo: .seconds(600)) }
+            if round % 2 == 0 { signal.signal() }
+            waiting.cancel()
+            // A lost cancellation would hold this for 600 s: the time limit fails the test first.
+            _ = await waiting.value
+        }
+        let seen = signal.epoch
+        #expect(await signal.wait(since: seen, upTo: .milliseconds(1)) == false, "a cancelled wait left a signal behind")
+    }
+
     @Test func aWaitWithoutASignalEndsAtItsTimeout() async {
         let signal = PublishSignal()
         signal.signal()  // signals before the epoch was read do not count
