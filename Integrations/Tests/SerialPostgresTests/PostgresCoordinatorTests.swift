@@ -111,6 +111,34 @@ struct PostgresCoordinatorTests {
         await next.close()
     }
 
+    /// The release races the waiter's first look at the row, round after round: whether its
+    /// NOTIFY comes before the waiter's read, between the read and the wait, or during the wait,
+    /// the waiter takes the lease well before its 60 s backoff.
+    @Test func aReleaseRacingTheWaitersReadIsNeverMissed() async throws {
+        let postgres = try SharedPostgres.get()
+        let configuration = postgres.configuration(lease: .seconds(120), backoff: (.seconds(60), .seconds(60)))
+        let holder = try await self.connect(configuration)
+        let waiter = try await self.connect(configuration)
+        let started = ContinuousClock.now
+        for round in 0..<20 {
+            guard case .success(.lease(let lease)) = await holder.acquireWithin(.seconds(30), replacing: 0) else {
+                Issue.record("round \(round): the holder got no lease")
+                break
+            }
+            let waiting = Task { await waiter.acquireWithin(.seconds(90), replacing: 0) }
+            holder.release(lease)
+            guard case .success(.lease(let taken)) = await waiting.value else {
+                Issue.record("round \(round): the waiter got no lease")
+                break
+            }
+            waiter.release(taken)  // in the background: the holder's next acquire races it in turn
+        }
+        // 20 rounds of a few round trips each; one missed NOTIFY alone would cost 60 s.
+        #expect(started.duration(to: .now) < .seconds(60), "a release was missed: \(started.duration(to: .now))")
+        await holder.close()
+        await waiter.close()
+    }
+
     @Test func anUnreachableDatabaseIsATypedErrorAtStartNotAHang() async throws {
         let port = try freePort()  // nothing listens there
         let configuration = PostgresCredentialCoordinator<String>.Configuration(
