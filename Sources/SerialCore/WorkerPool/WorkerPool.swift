@@ -44,7 +44,8 @@ import Glibc
 /// **Delayed work** of idle pooled queues is woken by one timer thread per pool, which sleeps
 /// until the earliest deadline (without a deadline when none is armed); `asyncAfter` on an idle
 /// queue arms it at once. Work that falls due goes to the head of the run queue, ahead of the
-/// queues waiting for a thread, and a thread running a chain of `next` hops breaks the chain for
+/// queues waiting for a thread and behind the work that fell due before it (due work runs in
+/// the order it fell due), and a thread running a chain of `next` hops breaks the chain for
 /// it after its current turn (the `next` queue goes to the run queue's tail): never early, and
 /// when every pool thread is busy it is late by at most the rest of one turn (64 items of one
 /// queue) behind the work that fell due before it. Delayed work of a queue that is itself busy
