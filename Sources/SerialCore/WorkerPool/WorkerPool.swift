@@ -1,5 +1,3 @@
-import Glibc
-
 /// A fixed set of worker threads that many `SerialQueue`s share, as libdispatch runs many serial
 /// queues on its thread pool.
 ///
@@ -65,8 +63,18 @@ public final class WorkerPool: Sendable {
     public let threads: Int
     let core: PoolCore
 
-    /// The number of online processors: the default width.
-    public static var defaultThreadCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    /// The default width: the processors this process may use, as the system limits it.
+    ///
+    /// That is the processors in the process's affinity mask (which a cpuset narrows), capped by
+    /// the cgroup CPU quota rounded up (cgroup v2's `cpu.max`, else v1's `cpu.cfs_quota_us` over
+    /// `cpu.cfs_period_us`; the smallest of the process's cgroup and its ancestors, under
+    /// `/sys/fs/cgroup`), and at least 1. In a container limited to 1.5 CPUs on a 16-core host it
+    /// is 2, not 16: more threads would only be throttled together.
+    ///
+    /// The environment variable `SERIAL_POOL_THREADS`, when it holds a whole number ≥ 1, replaces
+    /// all of that. Any other value is ignored, with one line on standard error saying so and
+    /// what is used instead. Read anew at each call (each pool's creation), never cached.
+    public static var defaultThreadCount: Int { SystemProcessors.defaultPoolWidth() }
 
     /// Starts a pool of `threads` threads (plus one timer thread), named from `label`.
     ///
