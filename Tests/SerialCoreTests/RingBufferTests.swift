@@ -1,8 +1,9 @@
 @testable import SerialCore
 import SerialTesting
+import SerialTestSupport
 import Testing
 
-@Suite("RingBuffer")
+@Suite("RingBuffer", .onItsOwnThread)  // CPU-bound for seconds: off the cooperative threads
 struct RingBufferTests {
     /// An element whose instances are counted, so a move that copied, dropped or leaked one shows.
     final class Counted {
