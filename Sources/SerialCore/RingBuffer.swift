@@ -54,6 +54,14 @@ struct RingBuffer<Element> {
         }
     }
 
+    /// Whether some element satisfies `predicate`, front to back.
+    ///
+    /// - Complexity: O(`count`).
+    func contains(where predicate: (Element) -> Bool) -> Bool {
+        for offset in 0..<self.count where predicate(self.storage[(self.head &+ offset) & self.mask]!) { return true }
+        return false
+    }
+
     /// Removes and returns the front element, or `nil` when empty.
     ///
     /// - Complexity: O(1).
