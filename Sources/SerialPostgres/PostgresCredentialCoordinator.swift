@@ -159,8 +159,14 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
         let session = PostgresSession(
             configuration: connection, endpoint: configuration.endpoint, timeout: configuration.connectTimeout,
             logger: logger)
-        try await session.run("create table", table.create)
-        try await session.run("insert the initial credential", table.insertInitial(codec.stored(initial, in: table.row(generation: 0))))
+        do throws(PostgresCoordinatorError) {
+            try await session.run("create table", table.create)
+            let stored = try codec.stored(initial, in: table.row(generation: 0))
+            try await session.run("insert the initial credential", table.insertInitial(stored))
+        } catch {
+            await session.close()  // a connection dropped open traps in postgres-nio's debug builds
+            throw error
+        }
         let working = PostgresSession(
             configuration: connection, endpoint: configuration.endpoint, timeout: configuration.operationTimeout,
             logger: logger)

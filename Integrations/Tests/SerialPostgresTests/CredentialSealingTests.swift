@@ -87,20 +87,20 @@ struct CredentialSealingTests {
         let sealing = try CredentialSealing(sealingWith: Self.key("k1", 7))
         let first = try await self.connect(configuration, sealing)
         let second = try await self.connect(configuration, sealing)
-        let stored0 = try postgres.sql("SELECT credential FROM \(configuration.table)")
-        #expect(stored0.hasPrefix("sealed:v1:k1:") && !stored0.contains("secret-token"), "stored: \(stored0)")
-        guard case .success(.lease(let lease)) = await first.acquireWithin(.seconds(30), replacing: 0) else {
-            Issue.record("no lease")
-            return
+        try await closing([first, second]) { () async throws in
+            let stored0 = try postgres.sql("SELECT credential FROM \(configuration.table)")
+            #expect(stored0.hasPrefix("sealed:v1:k1:") && !stored0.contains("secret-token"), "stored: \(stored0)")
+            guard case .success(.lease(let lease)) = await first.acquireWithin(.seconds(30), replacing: 0) else {
+                Issue.record("no lease")
+                return
+            }
+            let outcome = await first.publishWithin(.seconds(30), "secret-token-t1", under: lease)
+            #expect(outcome.map { "\($0)" } == "success(SerialRequests.PublishOutcome.accepted(generation: 1))")
+            let stored1 = try postgres.sql("SELECT credential FROM \(configuration.table)")
+            #expect(stored1.hasPrefix("sealed:v1:k1:") && !stored1.contains("secret-token"), "stored: \(stored1)")
+            let current = try await second.current()
+            #expect(current.credential == "secret-token-t1" && current.generation == 1)
         }
-        let outcome = await first.publishWithin(.seconds(30), "secret-token-t1", under: lease)
-        #expect(outcome.map { "\($0)" } == "success(SerialRequests.PublishOutcome.accepted(generation: 1))")
-        let stored1 = try postgres.sql("SELECT credential FROM \(configuration.table)")
-        #expect(stored1.hasPrefix("sealed:v1:k1:") && !stored1.contains("secret-token"), "stored: \(stored1)")
-        let current = try await second.current()
-        #expect(current.credential == "secret-token-t1" && current.generation == 1)
-        await first.close()
-        await second.close()
     }
 
     @Test func aRowSealedWithAnUnknownKeyIsRefusedAndCostsNoLease() async throws {
@@ -109,27 +109,27 @@ struct CredentialSealingTests {
         let behind = try await self.connect(configuration, try CredentialSealing(sealingWith: Self.key("k1", 1)))
         let ahead = try await self.connect(
             configuration, try CredentialSealing(sealingWith: Self.key("k2", 2), alsoOpening: [Self.key("k1", 1)]))
-        guard case .success(.lease(let lease)) = await ahead.acquireWithin(.seconds(30), replacing: 0) else {
-            Issue.record("no lease")
-            return
+        try await closing([behind, ahead]) { () async throws in
+            guard case .success(.lease(let lease)) = await ahead.acquireWithin(.seconds(30), replacing: 0) else {
+                Issue.record("no lease")
+                return
+            }
+            let outcome = await ahead.publishWithin(.seconds(30), "t1", under: lease)
+            #expect(outcome.map { "\($0)" } == "success(SerialRequests.PublishOutcome.accepted(generation: 1))")
+            // The replica without k2 meets generation 1: refused, naming the key; nothing changes.
+            let answer = await behind.acquireWithin(.seconds(30), replacing: 0)
+            guard case .failure(PostgresCoordinatorError.sealedWithUnknownKey(_, "k2", ["k1"])) = answer else {
+                Issue.record("expected a refusal naming key k2, got \(answer?.grantDescription ?? "nothing")")
+                return
+            }
+            #expect(try self.leaseColumns(postgres, configuration.table) == "1|free|1")
+            // The lease protocol goes on: the holder of generation 1 takes the next lease (fence 2).
+            guard case .success(.lease(let next)) = await ahead.acquireWithin(.seconds(30), replacing: 1) else {
+                Issue.record("the lease on generation 1 could not be taken after the refusal")
+                return
+            }
+            #expect(next.fence == 2)
         }
-        let outcome = await ahead.publishWithin(.seconds(30), "t1", under: lease)
-        #expect(outcome.map { "\($0)" } == "success(SerialRequests.PublishOutcome.accepted(generation: 1))")
-        // The replica without k2 meets generation 1: refused, naming the key; nothing changes.
-        let answer = await behind.acquireWithin(.seconds(30), replacing: 0)
-        guard case .failure(PostgresCoordinatorError.sealedWithUnknownKey(_, "k2", ["k1"])) = answer else {
-            Issue.record("expected a refusal naming key k2, got \(answer?.grantDescription ?? "nothing")")
-            return
-        }
-        #expect(try self.leaseColumns(postgres, configuration.table) == "1|free|1")
-        // The lease protocol goes on: the holder of generation 1 takes the next lease (fence 2).
-        guard case .success(.lease(let next)) = await ahead.acquireWithin(.seconds(30), replacing: 1) else {
-            Issue.record("the lease on generation 1 could not be taken after the refusal")
-            return
-        }
-        #expect(next.fence == 2)
-        await behind.close()
-        await ahead.close()
     }
 
     @Test func aTamperedOrReplayedRowIsRefusedAndAHolderOfItsGenerationReplacesIt() async throws {
@@ -137,46 +137,47 @@ struct CredentialSealingTests {
         let configuration = postgres.configuration()
         let sealing = try CredentialSealing(sealingWith: Self.key("k1", 1))
         let holder = try await self.connect(configuration, sealing)
-        let table = configuration.table
-        let generation0 = try postgres.sql("SELECT credential FROM \(table)")
-        guard case .success(.lease(let lease)) = await holder.acquireWithin(.seconds(30), replacing: 0) else {
-            Issue.record("no lease")
-            return
+        try await closing([holder]) { () async throws in
+            let table = configuration.table
+            let generation0 = try postgres.sql("SELECT credential FROM \(table)")
+            guard case .success(.lease(let lease)) = await holder.acquireWithin(.seconds(30), replacing: 0) else {
+                Issue.record("no lease")
+                return
+            }
+            _ = await holder.publishWithin(.seconds(30), "t1", under: lease)
+            // One hex digit of the ciphertext changed.
+            _ = try postgres.sql("""
+                UPDATE \(table) SET credential = left(credential, -1)
+                    || CASE WHEN right(credential, 1) = '0' THEN '1' ELSE '0' END
+                """)
+            let tampered = await self.refusal { try await holder.current() }
+            guard case .unsealable(_, let reason)? = tampered, reason.contains("authentication failed") else {
+                Issue.record("expected .unsealable, got \(String(describing: tampered))")
+                return
+            }
+            // Generation 0's genuine sealed value written back over generation 1: bound to generation 0.
+            _ = try postgres.sql("UPDATE \(table) SET credential = '\(generation0)'")
+            let replayed = await self.refusal { try await holder.current() }
+            guard case .unsealable? = replayed else {
+                Issue.record("a replayed older value was accepted: \(String(describing: replayed))")
+                return
+            }
+            // A replica behind meets the refused row: its acquire fails and takes no lease.
+            let behind = await holder.acquireWithin(.seconds(30), replacing: 0)
+            guard case .failure(PostgresCoordinatorError.unsealable) = behind else {
+                Issue.record("expected .unsealable, got \(behind?.grantDescription ?? "nothing")")
+                return
+            }
+            #expect(try self.leaseColumns(postgres, table) == "1|free|1")
+            // The holder of generation 1 takes the lease and publishes a genuine credential over it.
+            guard case .success(.lease(let next)) = await holder.acquireWithin(.seconds(30), replacing: 1) else {
+                Issue.record("no lease on the refused row's generation")
+                return
+            }
+            let outcome = await holder.publishWithin(.seconds(30), "t2", under: next)
+            #expect(outcome.map { "\($0)" } == "success(SerialRequests.PublishOutcome.accepted(generation: 2))")
+            #expect(try await holder.current().credential == "t2")
         }
-        _ = await holder.publishWithin(.seconds(30), "t1", under: lease)
-        // One hex digit of the ciphertext changed.
-        _ = try postgres.sql("""
-            UPDATE \(table) SET credential = left(credential, -1)
-                || CASE WHEN right(credential, 1) = '0' THEN '1' ELSE '0' END
-            """)
-        let tampered = await self.refusal { try await holder.current() }
-        guard case .unsealable(_, let reason)? = tampered, reason.contains("authentication failed") else {
-            Issue.record("expected .unsealable, got \(String(describing: tampered))")
-            return
-        }
-        // Generation 0's genuine sealed value written back over generation 1: bound to generation 0.
-        _ = try postgres.sql("UPDATE \(table) SET credential = '\(generation0)'")
-        let replayed = await self.refusal { try await holder.current() }
-        guard case .unsealable? = replayed else {
-            Issue.record("a replayed older value was accepted: \(String(describing: replayed))")
-            return
-        }
-        // A replica behind meets the refused row: its acquire fails and takes no lease.
-        let behind = await holder.acquireWithin(.seconds(30), replacing: 0)
-        guard case .failure(PostgresCoordinatorError.unsealable) = behind else {
-            Issue.record("expected .unsealable, got \(behind?.grantDescription ?? "nothing")")
-            return
-        }
-        #expect(try self.leaseColumns(postgres, table) == "1|free|1")
-        // The holder of generation 1 takes the lease and publishes a genuine credential over it.
-        guard case .success(.lease(let next)) = await holder.acquireWithin(.seconds(30), replacing: 1) else {
-            Issue.record("no lease on the refused row's generation")
-            return
-        }
-        let outcome = await holder.publishWithin(.seconds(30), "t2", under: next)
-        #expect(outcome.map { "\($0)" } == "success(SerialRequests.PublishOutcome.accepted(generation: 2))")
-        #expect(try await holder.current().credential == "t2")
-        await holder.close()
     }
 
     @Test func aPlainRowIsRefusedByACoordinatorThatSeals() async throws {
@@ -184,12 +185,12 @@ struct CredentialSealingTests {
         let configuration = postgres.configuration()
         let plain = try await self.connect(configuration, nil, initial: "planted")
         let sealed = try await self.connect(configuration, try CredentialSealing(sealingWith: Self.key("k1", 1)))
-        let refusal = await self.refusal { try await sealed.current() }
-        guard case .unsealable(_, let reason)? = refusal, reason.contains("not sealed") else {
-            Issue.record("a plain row was accepted or refused for another reason: \(String(describing: refusal))")
-            return
+        try await closing([plain, sealed]) { () async throws in
+            let refusal = await self.refusal { try await sealed.current() }
+            guard case .unsealable(_, let reason)? = refusal, reason.contains("not sealed") else {
+                Issue.record("a plain row was accepted or refused for another reason: \(String(describing: refusal))")
+                return
+            }
         }
-        await plain.close()
-        await sealed.close()
     }
 }

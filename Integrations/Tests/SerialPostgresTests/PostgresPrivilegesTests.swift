@@ -18,14 +18,31 @@ struct PostgresPrivilegesTests {
         var limited = owned
         limited.username = role
         let replica = try await PostgresCredentialCoordinator<String>.connect(limited, initial: "t0", codec: .string)
-        guard case .success(.lease(let lease)) = await replica.acquireWithin(.seconds(30), replacing: 0) else {
-            Issue.record("the limited role got no lease")
-            return
+        try await closing([replica]) { () async throws in
+            guard case .success(.lease(let lease)) = await replica.acquireWithin(.seconds(30), replacing: 0) else {
+                Issue.record("the limited role got no lease")
+                return
+            }
+            let outcome = await replica.publishWithin(.seconds(30), "t1", under: lease)
+            #expect(outcome.map { "\($0)" } == "success(SerialRequests.PublishOutcome.accepted(generation: 1))")
+            let current = try await replica.current()
+            #expect(current.credential == "t1" && current.generation == 1)
         }
-        let outcome = await replica.publishWithin(.seconds(30), "t1", under: lease)
-        #expect(outcome.map { "\($0)" } == "success(SerialRequests.PublishOutcome.accepted(generation: 1))")
-        let current = try await replica.current()
-        #expect(current.credential == "t1" && current.generation == 1)
-        await replica.close()
+    }
+
+    @Test func aRoleThatMayNotCreateTheMissingTableIsRefusedWithTheServersReason() async throws {
+        let postgres = try SharedPostgres.get()
+        let role = "app_\(UInt32.random(in: 0...UInt32.max))"
+        _ = try postgres.sql("CREATE ROLE \(role) LOGIN")
+        var configuration = postgres.configuration()
+        configuration.username = role
+        do {
+            let coordinator = try await PostgresCredentialCoordinator<String>.connect(
+                configuration, initial: "t0", codec: .string)
+            await coordinator.close()
+            Issue.record("connected without a table and without the right to create it")
+        } catch PostgresCoordinatorError.statementFailed(let operation, let reason) {
+            #expect(operation == "create table" && reason.contains("permission denied"), "\(operation): \(reason)")
+        }
     }
 }

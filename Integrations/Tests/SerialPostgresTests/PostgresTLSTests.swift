@@ -64,20 +64,23 @@ struct PostgresTLSTests {
         let (postgres, certificates) = try SharedTLSPostgres.get()
         let coordinator = try await self.connect(
             postgres, .verified(trustRoots: .pemFile(path: certificates.authority), serverName: "localhost"))
-        let current = try await coordinator.current()
-        #expect(current.credential == "t0" && current.generation == 0)
-        // The same root given as text.
-        let byName = try await self.connect(
-            postgres,
-            .verified(trustRoots: .pem(try String(contentsOfFile: certificates.authority, encoding: .utf8)),
-                      serverName: "localhost"))
-        #expect(try await byName.current().credential == "t0")
-        // The server's own view: the coordinators' connections (session and LISTEN) use TLS.
-        let encrypted = try postgres.sql(
-            "SELECT count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE ssl AND client_port IS NOT NULL")
-        #expect((Int(encrypted) ?? 0) >= 2, "connections over TLS seen by the server: \(encrypted)")
-        await coordinator.close()
-        await byName.close()
+        try await closing([coordinator]) { () async throws in
+            let current = try await coordinator.current()
+            #expect(current.credential == "t0" && current.generation == 0)
+            // The same root given as text.
+            let byName = try await self.connect(
+                postgres,
+                .verified(trustRoots: .pem(try String(contentsOfFile: certificates.authority, encoding: .utf8)),
+                          serverName: "localhost"))
+            try await closing([byName]) { () async throws in
+                #expect(try await byName.current().credential == "t0")
+                // The server's own view: the coordinators' connections (session and LISTEN) use TLS.
+                let encrypted = try postgres.sql(
+                    "SELECT count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) "
+                        + "WHERE ssl AND client_port IS NOT NULL")
+                #expect((Int(encrypted) ?? 0) >= 2, "connections over TLS seen by the server: \(encrypted)")
+            }
+        }
     }
 
     @Test func aWrongTrustRootFailsWithATLSErrorThatSaysSo() async throws {
