@@ -27,6 +27,15 @@ public struct PostgresTLS: Sendable, CustomStringConvertible {
         case pemFile(path: String)
         /// PEM certificates given as text.
         case pem(String)
+
+        /// Where the roots come from, in words (a file's path; never the certificates themselves).
+        var description: String {
+            switch self {
+            case .system: return "system trust roots"
+            case .pemFile(let path): return "trust roots in \(path)"
+            case .pem: return "given PEM trust roots"
+            }
+        }
     }
 
     enum Mode: Sendable {
@@ -55,12 +64,7 @@ public struct PostgresTLS: Sendable, CustomStringConvertible {
         case .automatic: return "automatic"
         case .unencrypted: return "unencrypted"
         case .verified(let roots, let serverName):
-            let name = serverName.map { ", server name \($0)" } ?? ""
-            switch roots {
-            case .system: return "verified(system trust roots\(name))"
-            case .pemFile(let path): return "verified(trust roots in \(path)\(name))"
-            case .pem: return "verified(given PEM trust roots\(name))"
-            }
+            return "verified(\(roots.description)\(serverName.map { ", server name \($0)" } ?? ""))"
         }
     }
 
@@ -86,7 +90,7 @@ public struct PostgresTLS: Sendable, CustomStringConvertible {
             }
             return (.require(try NIOSSLContext(configuration: configuration)), serverName)
         } catch {
-            throw .tls(endpoint: endpoint, reason: "the trust roots (\(roots)) could not be loaded: \(error)")
+            throw .tls(endpoint: endpoint, reason: "the \(roots.description) could not be loaded: \(error)")
         }
     }
 
