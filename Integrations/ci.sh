@@ -7,8 +7,9 @@
 # in debug: a smoke test that it works (its figures mean something only in release, see README).
 # The PostgreSQL tests and the fleet test start their own cluster in a temporary folder on
 # 127.0.0.1 (as user nobody when run as root: initdb refuses root) and stop it; PostgreSQL 15 is
-# installed here first if missing. Every step is bounded by `timeout`, so a hang fails the run
-# instead of stalling it.
+# installed here first if missing; the TLS tests make their certificates with openssl, which
+# postgresql-15 brings (through ssl-cert), and start a second cluster that admits TLS only.
+# Every step is bounded by `timeout`, so a hang fails the run instead of stalling it.
 set -euo pipefail
 cd "$(dirname "$0")"
 
