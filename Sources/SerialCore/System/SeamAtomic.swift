@@ -13,32 +13,47 @@ import Synchronization
 ///
 /// Only the operations the runtime uses exist here, with `Atomic`'s names and orderings.
 /// `Atomic` defines its operations per storage width, so they are spelled once per width used.
-struct SeamAtomic<Value: AtomicRepresentable>: ~Copyable {
-    private let value: Atomic<Value>
+///
+/// Package-wide: the services above SerialCore (timers, countdowns, polling, requests) put their
+/// own hand-off atomics through it too. Their builds do not define `SERIAL_SIMULATION`; that does
+/// not matter, since the `#if` below is decided when SerialCore compiles, and the inlined body
+/// carries SerialCore's choice.
+package struct SeamAtomic<Value: AtomicRepresentable>: ~Copyable {
+    @usableFromInline let value: Atomic<Value>
     #if SERIAL_SIMULATION
     /// This atomic's identity in a simulation run (see `SimulationKernel.atomicStep`).
-    let simulationTag = Atomic<Int>(0)
+    @usableFromInline let simulationTag = Atomic<Int>(0)
     #endif
 
-    init(_ initialValue: consuming Value) {
+    @_transparent
+    package init(_ initialValue: consuming Value) {
         self.value = Atomic(initialValue)
     }
 
     /// A scheduling point before operation `operation`, when the caller is a simulated thread.
     @_transparent
-    borrowing func step(_ operation: SeamAtomicOperation) {
+    @usableFromInline borrowing func step(_ operation: SeamAtomicOperation) {
         #if SERIAL_SIMULATION
+        self.simulationStep(operation)
+        #endif
+    }
+
+    #if SERIAL_SIMULATION
+    /// Out of line: the simulation's bookkeeping stays in SerialCore, whichever module inlined
+    /// the operation.
+    @inline(never)
+    @usableFromInline borrowing func simulationStep(_ operation: SeamAtomicOperation) {
         if let thread = SimulatedThread.current {
             thread.kernel.atomicStep(operation, on: self.simulationTag, by: thread)
         }
-        #endif
     }
+    #endif
 }
 
 extension SeamAtomic: Sendable where Value: Sendable {}
 
 /// The operations of `SeamAtomic`, as a simulation run's trace records them.
-enum SeamAtomicOperation: UInt64 {
+@usableFromInline enum SeamAtomicOperation: UInt64 {
     case load = 0x50
     case store
     case exchange
@@ -50,21 +65,28 @@ enum SeamAtomicOperation: UInt64 {
 extension SeamAtomic where Value.AtomicRepresentation == _Atomic8BitStorage {
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    borrowing func load(ordering: AtomicLoadOrdering) -> Value {
+    package borrowing func load(ordering: AtomicLoadOrdering) -> Value {
         self.step(.load)
         return self.value.load(ordering: ordering)
     }
 
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
+    package borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
         self.step(.store)
         self.value.store(desired, ordering: ordering)
     }
 
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    borrowing func compareExchange(
+    package borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
+        self.step(.exchange)
+        return self.value.exchange(desired, ordering: ordering)
+    }
+
+    @_semantics("atomics.requires_constant_orderings")
+    @_transparent
+    package borrowing func compareExchange(
         expected: consuming Value, desired: consuming Value, ordering: AtomicUpdateOrdering
     ) -> (exchanged: Bool, original: Value) {
         self.step(.compareExchange)
@@ -75,28 +97,28 @@ extension SeamAtomic where Value.AtomicRepresentation == _Atomic8BitStorage {
 extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    borrowing func load(ordering: AtomicLoadOrdering) -> Value {
+    package borrowing func load(ordering: AtomicLoadOrdering) -> Value {
         self.step(.load)
         return self.value.load(ordering: ordering)
     }
 
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
+    package borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
         self.step(.store)
         self.value.store(desired, ordering: ordering)
     }
 
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
+    package borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
         self.step(.exchange)
         return self.value.exchange(desired, ordering: ordering)
     }
 
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    borrowing func compareExchange(
+    package borrowing func compareExchange(
         expected: consuming Value, desired: consuming Value, ordering: AtomicUpdateOrdering
     ) -> (exchanged: Bool, original: Value) {
         self.step(.compareExchange)
@@ -108,7 +130,7 @@ extension SeamAtomic where Value == Int {
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
     @discardableResult
-    borrowing func add(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
+    package borrowing func add(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
         self.step(.add)
         return self.value.add(operand, ordering: ordering)
     }
@@ -116,7 +138,7 @@ extension SeamAtomic where Value == Int {
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
     @discardableResult
-    borrowing func subtract(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
+    package borrowing func subtract(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
         self.step(.subtract)
         return self.value.subtract(operand, ordering: ordering)
     }
