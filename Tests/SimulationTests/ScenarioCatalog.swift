@@ -74,6 +74,8 @@ enum ScenarioCatalog {
         "due-behind-hops": "due-work-ends-hops",
         "coordinator-ignores-lease": "coordinator-one-lease",
         "local-not-stolen": "own-run-queue-stolen",
+        "countdown-called-after-cancel": "countdown-ends-once",
+        "request-drain-claim-released-late": "requests-complete-once",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }
