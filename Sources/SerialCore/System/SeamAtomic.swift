@@ -26,7 +26,7 @@ package struct SeamAtomic<Value: AtomicRepresentable>: ~Copyable {
     #endif
 
     @_transparent
-    package init(_ initialValue: consuming Value) {
+    @usableFromInline package init(_ initialValue: consuming Value) {
         self.value = Atomic(initialValue)
     }
 
@@ -65,28 +65,28 @@ extension SeamAtomic: Sendable where Value: Sendable {}
 extension SeamAtomic where Value.AtomicRepresentation == _Atomic8BitStorage {
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    package borrowing func load(ordering: AtomicLoadOrdering) -> Value {
+    @usableFromInline package borrowing func load(ordering: AtomicLoadOrdering) -> Value {
         self.step(.load)
         return self.value.load(ordering: ordering)
     }
 
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    package borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
+    @usableFromInline package borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
         self.step(.store)
         self.value.store(desired, ordering: ordering)
     }
 
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    package borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
+    @usableFromInline package borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
         self.step(.exchange)
         return self.value.exchange(desired, ordering: ordering)
     }
 
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    package borrowing func compareExchange(
+    @usableFromInline package borrowing func compareExchange(
         expected: consuming Value, desired: consuming Value, ordering: AtomicUpdateOrdering
     ) -> (exchanged: Bool, original: Value) {
         self.step(.compareExchange)
@@ -97,28 +97,28 @@ extension SeamAtomic where Value.AtomicRepresentation == _Atomic8BitStorage {
 extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    package borrowing func load(ordering: AtomicLoadOrdering) -> Value {
+    @usableFromInline package borrowing func load(ordering: AtomicLoadOrdering) -> Value {
         self.step(.load)
         return self.value.load(ordering: ordering)
     }
 
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    package borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
+    @usableFromInline package borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
         self.step(.store)
         self.value.store(desired, ordering: ordering)
     }
 
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    package borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
+    @usableFromInline package borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
         self.step(.exchange)
         return self.value.exchange(desired, ordering: ordering)
     }
 
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    package borrowing func compareExchange(
+    @usableFromInline package borrowing func compareExchange(
         expected: consuming Value, desired: consuming Value, ordering: AtomicUpdateOrdering
     ) -> (exchanged: Bool, original: Value) {
         self.step(.compareExchange)
@@ -130,7 +130,7 @@ extension SeamAtomic where Value == Int {
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
     @discardableResult
-    package borrowing func add(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
+    @usableFromInline package borrowing func add(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
         self.step(.add)
         return self.value.add(operand, ordering: ordering)
     }
@@ -138,7 +138,7 @@ extension SeamAtomic where Value == Int {
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
     @discardableResult
-    package borrowing func subtract(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
+    @usableFromInline package borrowing func subtract(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
         self.step(.subtract)
         return self.value.subtract(operand, ordering: ordering)
     }
