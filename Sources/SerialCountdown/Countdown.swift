@@ -1,4 +1,4 @@
-import SerialCore
+@_spi(SerialSeam) import SerialCore
 import Synchronization
 
 /// A receiver usable as a countdown key: a class instance that may be handed to the callback

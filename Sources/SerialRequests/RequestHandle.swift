@@ -1,4 +1,4 @@
-import SerialCore
+@_spi(SerialSeam) import SerialCore
 import Synchronization
 
 /// Identifies a submitted request; ids grow in submission order.

@@ -472,18 +472,25 @@ enum PromiseScenarios {
         if cancelled { Simulation.check(outcomes.value == ["cancelled"], "cancel() said true; outcome \(outcomes.value)") }
     }
 
-    /// A transport whose answers come from another thread after a delay.
+    /// A transport whose answers come from another thread after a delay. Right after answering an
+    /// original request (numbers below 100), the server's thread submits a follow-up (its number
+    /// plus 100), answered in turn: submissions race the queue's own work on its answers.
     struct DelayedTransport: RequestTransport {
         let server: SerialQueue
+        let followUp: ScenarioBox<(@Sendable (Int) -> Void)?>
         func send(_ request: Int, credential: Int, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
-            _ = self.server.asyncAfter(delay: .microseconds(100 * (request % 4 + 1))) { completion(.success(request)) }
+            let followUp = self.followUp
+            _ = self.server.asyncAfter(delay: .microseconds(100 * (request % 4 + 1))) {
+                completion(.success(request))
+                if request < 100 { followUp.value?(request + 100) }
+            }
         }
     }
 
     /// "`completion` runs exactly once, on the scheduler" (`RequestQueue.submit`), "exactly one
     /// completion per request on every path including shutdown" (RequestsInDepth.md): requests
-    /// from two threads, answers from a third, cancels and timeouts racing the answers, and
-    /// (optionally) the queue's shutdown.
+    /// from three threads (one of them the transport's, right after an answer), answers from it,
+    /// cancels and timeouts racing the answers, and (optionally) the queue's shutdown.
     static func requestsCompleteExactlyOnce(shutdownRacing: Bool) -> @Sendable () -> Void {
         {
             let queue = SerialQueue(label: "sim-req")
@@ -493,8 +500,9 @@ enum PromiseScenarios {
                 classify: { _, _ in .success }, refresh: { credential, done in done(.success(credential + 1)) })
             var configuration = RequestQueue<DelayedTransport>.Configuration()
             configuration.maximumConcurrent = 2
+            let followUp = ScenarioBox<(@Sendable (Int) -> Void)?>(nil)
             let requests = RequestQueue(
-                transport: DelayedTransport(server: server), credential: 0, policy: policy,
+                transport: DelayedTransport(server: server, followUp: followUp), credential: 0, policy: policy,
                 configuration: configuration, scheduler: queue)
             let completions = ScenarioBox([Int: [String]]())
             let handles = ScenarioBox([Int: RequestHandle]())
@@ -503,6 +511,7 @@ enum PromiseScenarios {
                     completions.value[number, default: []].append("\(result.state)")
                 }
             }
+            followUp.value = submit
             client.async { for number in 0..<3 { submit(number) } }
             for number in 3..<6 { submit(number) }
             client.sync {}
@@ -515,7 +524,8 @@ enum PromiseScenarios {
             Self.pause(.milliseconds(3))
             server.sync {}
             queue.sync {}
-            for number in 0..<6 {
+            followUp.value = nil
+            for number in handles.value.keys.sorted() {
                 let seen = completions.value[number] ?? []
                 Simulation.check(seen.count == 1, "request \(number) completed \(seen)")
                 if let state = seen.first {

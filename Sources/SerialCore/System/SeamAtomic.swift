@@ -14,19 +14,25 @@ import Synchronization
 /// Only the operations the runtime uses exist here, with `Atomic`'s names and orderings.
 /// `Atomic` defines its operations per storage width, so they are spelled once per width used.
 ///
-/// Package-wide: the services above SerialCore (timers, countdowns, polling, requests) put their
-/// own hand-off atomics through it too. Their builds do not define `SERIAL_SIMULATION`; that does
-/// not matter, since the `#if` below is decided when SerialCore compiles, and the inlined body
+/// For the runtime's own modules only: the services above SerialCore (timers, countdowns,
+/// polling, requests) put their hand-off atomics through it too, with
+/// `@_spi(SerialSeam) import SerialCore`. It is SPI rather than `package` because only a public
+/// `@_transparent` body is serialized into the module and inlined at a call in another module
+/// (a `package` one stays an out-of-line generic call, in debug and release builds alike), and
+/// the constant ordering must reach `Atomic` at the call. Their builds do not define
+/// `SERIAL_SIMULATION`; the `#if` below is decided when SerialCore compiles, and the inlined body
 /// carries SerialCore's choice.
-package struct SeamAtomic<Value: AtomicRepresentable>: ~Copyable {
+@_spi(SerialSeam)
+public struct SeamAtomic<Value: AtomicRepresentable>: ~Copyable {
     @usableFromInline let value: Atomic<Value>
     #if SERIAL_SIMULATION
     /// This atomic's identity in a simulation run (see `SimulationKernel.atomicStep`).
     @usableFromInline let simulationTag = Atomic<Int>(0)
     #endif
 
+    /// An atomic holding `initialValue`.
     @_transparent
-    @usableFromInline package init(_ initialValue: consuming Value) {
+    public init(_ initialValue: consuming Value) {
         self.value = Atomic(initialValue)
     }
 
@@ -50,7 +56,7 @@ package struct SeamAtomic<Value: AtomicRepresentable>: ~Copyable {
     #endif
 }
 
-extension SeamAtomic: Sendable where Value: Sendable {}
+@_spi(SerialSeam) extension SeamAtomic: Sendable where Value: Sendable {}
 
 /// The operations of `SeamAtomic`, as a simulation run's trace records them.
 @usableFromInline enum SeamAtomicOperation: UInt64 {
@@ -62,31 +68,35 @@ extension SeamAtomic: Sendable where Value: Sendable {}
     case subtract
 }
 
-extension SeamAtomic where Value.AtomicRepresentation == _Atomic8BitStorage {
+@_spi(SerialSeam) extension SeamAtomic where Value.AtomicRepresentation == _Atomic8BitStorage {
+    /// `Atomic.load`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    @usableFromInline package borrowing func load(ordering: AtomicLoadOrdering) -> Value {
+    public borrowing func load(ordering: AtomicLoadOrdering) -> Value {
         self.step(.load)
         return self.value.load(ordering: ordering)
     }
 
+    /// `Atomic.store`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    @usableFromInline package borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
+    public borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
         self.step(.store)
         self.value.store(desired, ordering: ordering)
     }
 
+    /// `Atomic.exchange`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    @usableFromInline package borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
+    public borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
         self.step(.exchange)
         return self.value.exchange(desired, ordering: ordering)
     }
 
+    /// `Atomic.compareExchange`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    @usableFromInline package borrowing func compareExchange(
+    public borrowing func compareExchange(
         expected: consuming Value, desired: consuming Value, ordering: AtomicUpdateOrdering
     ) -> (exchanged: Bool, original: Value) {
         self.step(.compareExchange)
@@ -94,31 +104,35 @@ extension SeamAtomic where Value.AtomicRepresentation == _Atomic8BitStorage {
     }
 }
 
-extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
+@_spi(SerialSeam) extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
+    /// `Atomic.load`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    @usableFromInline package borrowing func load(ordering: AtomicLoadOrdering) -> Value {
+    public borrowing func load(ordering: AtomicLoadOrdering) -> Value {
         self.step(.load)
         return self.value.load(ordering: ordering)
     }
 
+    /// `Atomic.store`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    @usableFromInline package borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
+    public borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
         self.step(.store)
         self.value.store(desired, ordering: ordering)
     }
 
+    /// `Atomic.exchange`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    @usableFromInline package borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
+    public borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
         self.step(.exchange)
         return self.value.exchange(desired, ordering: ordering)
     }
 
+    /// `Atomic.compareExchange`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    @usableFromInline package borrowing func compareExchange(
+    public borrowing func compareExchange(
         expected: consuming Value, desired: consuming Value, ordering: AtomicUpdateOrdering
     ) -> (exchanged: Bool, original: Value) {
         self.step(.compareExchange)
@@ -126,26 +140,28 @@ extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
     }
 }
 
-extension SeamAtomic where Value == Int {
+@_spi(SerialSeam) extension SeamAtomic where Value == Int {
+    /// `Atomic.add`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
     @discardableResult
-    @usableFromInline package borrowing func add(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
+    public borrowing func add(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
         self.step(.add)
         return self.value.add(operand, ordering: ordering)
     }
 
+    /// `Atomic.subtract`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
     @discardableResult
-    @usableFromInline package borrowing func subtract(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
+    public borrowing func subtract(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
         self.step(.subtract)
         return self.value.subtract(operand, ordering: ordering)
     }
 }
 
 #if SERIAL_SIMULATION
-extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
+@_spi(SerialSeam) extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
     /// The value, read without a scheduling point: for the simulator's invariant checks, which run
     /// under the kernel's lock while every other simulated thread is stopped (`SimulationInvariant`).
     borrowing func valueForInvariantCheck() -> Value {

@@ -1,4 +1,4 @@
-import SerialCore
+@_spi(SerialSeam) import SerialCore
 import Synchronization
 
 /// What one `withWheelDeadline` call shares between its timer and its child task: the child
