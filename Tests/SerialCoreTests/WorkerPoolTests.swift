@@ -185,6 +185,42 @@ struct WorkerPoolTests {
         #expect(count <= 64, "\(count) items of busy queues started after the delayed work fell due (a turn is 64)")
     }
 
+    /// Delayed work that falls due while the pool is busy runs in the order it fell due: each
+    /// due queue goes to the head of the run queue *behind* the due work already there. Six
+    /// queues fall due one after another while the one thread runs a held item; once all six wait
+    /// in the run queue the item ends and they must run first-due first. Ordered by the run queue
+    /// alone, not by time: the hold lasts until all six are there, however slow the machine.
+    @Test func delayedWorkThatFallsDueWhileThePoolIsBusyRunsInTheOrderItFellDue() {
+        let pool = WorkerPool(threads: 1, label: "pool-due-order")
+        let busy = SerialQueue(label: "due-busy", pool: pool)
+        let delayed = (0..<6).map { SerialQueue(label: "due\($0)", pool: pool) }
+        let order = LockedValue<[Int]>([])
+        let held = TestSemaphore()
+        let gate = TestSemaphore()
+        let allRan = TestSemaphore()
+        busy.async {
+            held.signal()
+            _ = gate.wait(timeout: .seconds(30))
+        }
+        #expect(held.wait(), "the pool thread never took the held item")
+        for (index, queue) in delayed.enumerated() {
+            // One queue falls due at a time: the next is armed only once the previous waits.
+            queue.asyncAfter(delay: .milliseconds(1)) {
+                let count = order.withLock { order in
+                    order.append(index)
+                    return order.count
+                }
+                if count == delayed.count { allRan.signal() }
+            }
+            #expect(
+                eventually(timeout: .seconds(20)) { pool._runQueueCount == index + 1 },
+                "due\(index) never reached the run queue")
+        }
+        gate.signal()
+        #expect(allRan.wait(), "the due work never all ran")
+        #expect(order.withLock { $0 } == Array(0..<6), "due work ran out of the order it fell due")
+    }
+
     /// Delayed work that falls due while a thread runs a chain of `next`-slot hops (two queues
     /// handing batches of 64 items to each other, each turn making the other runnable) runs
     /// after the current turn, not at the end of the chain. Counted in items, not time: the

@@ -9,7 +9,7 @@ import Testing
 /// step against a sorted array, plus the per-timer memory it was built for. Half the timers
 /// carry a tolerance of a tick or more: the wheel's `nextWakeTick` must never be later than the
 /// end of any waiting timer's window, and a driver that wakes there fires each timer inside it.
-@Suite("TimerService's intrusive wheel")
+@Suite("TimerService's intrusive wheel", .onItsOwnThread)  // CPU-bound for seconds: off the cooperative threads
 struct TimerWheelTests {
     typealias Timer = TimerService.Timer
 

@@ -47,8 +47,9 @@ public struct WheelDeadlineExceeded: Error, Hashable, Sendable, CustomStringConv
 /// without throwing: the work was done), `operation`'s error, `WheelDeadlineExceeded` when it
 /// threw after this call's deadline cancelled it, or after the calling task was cancelled once
 /// this deadline had passed (as by an outer deadline fired in the same wake-up, whichever
-/// callback runs first), or `CancellationError` (or whatever `operation` threw) when only the
-/// calling task itself was cancelled, before the deadline. A timer the service
+/// callback runs first), or `CancellationError` (or whatever `operation` threw) when the
+/// calling task itself was cancelled before the deadline: the moment of that cancellation
+/// counts, not the moment `operation` ends, which may be past the deadline. A timer the service
 /// refuses or ends unrun (stopped, scheduler shut down) throws that `TimerServiceError`,
 /// cancelling `operation` (also when the calling task was cancelled as well, as by an outer
 /// deadline on the same stopped service).
@@ -84,27 +85,36 @@ public func withWheelDeadline<Value: Sendable>(
         [alarm = WheelDeadlineWatch.Alarm(watch)] in alarm.ring()
     }
     defer { timer.cancel() }
-    return try await withThrowingTaskGroup(of: Value.self, returning: Value.self) { group in
-        // Started on this thread, not queued: `operation` runs here until it first suspends, and
-        // one that never does has finished before `next()`, which then returns without a hop.
-        group.addImmediateTask { try await watch.run(operation) }
-        do {
-            return try await group.next()!
-        } catch {
-            let ending = watch.ending
-            // This deadline's own timer cancelled the operation: say so even if the caller was
-            // cancelled too (an outer deadline whose window overlaps this one may fire in the
-            // same wake-up, and run first).
-            if ending == .expired { throw WheelDeadlineExceeded(deadline: deadline) }
-            // Likewise when the service ended this call's timer unrun: a stop ends every timer of
-            // a nested pair in one go, and the outer one's end cancels this caller too.
-            if ending == .timerEndedUnrun { throw timer.status.whyEndedUnrun }
-            // The caller was cancelled once this deadline had passed, its timer not run yet: an
-            // outer deadline fired first in the same wake-up (its callback ran just before this
-            // one's). This deadline is exceeded as well; say so, whichever callback ran first.
-            if Task.isCancelled && clock.now >= deadline { throw WheelDeadlineExceeded(deadline: deadline) }
-            throw error  // the operation's own error, or the caller's cancellation alone
+    return try await withTaskCancellationHandler {
+        try await withThrowingTaskGroup(of: Value.self, returning: Value.self) { group in
+            // Started on this thread, not queued: `operation` runs here until it first suspends,
+            // and one that never does has finished before `next()`, which then returns without a hop.
+            group.addImmediateTask { try await watch.run(operation) }
+            do {
+                return try await group.next()!
+            } catch {
+                // The service ended this call's timer unrun: say why, even if the caller was
+                // cancelled too (a stop ends every timer of a nested pair in one go, and the
+                // outer one's end cancels this caller as well).
+                if watch.ending == .timerEndedUnrun { throw timer.status.whyEndedUnrun }
+                switch watch.callerCancellation {
+                case .beforeDeadline?:
+                    // The caller's own cancellation, whenever the operation ended and whatever
+                    // this deadline's timer did after it.
+                    throw error
+                case .atOrAfterDeadline?:
+                    // Cancelled once this deadline had passed, as by an outer deadline fired in
+                    // the same wake-up (its callback may run just before this one's): this
+                    // deadline is exceeded as well; say so, whichever callback ran first.
+                    throw WheelDeadlineExceeded(deadline: deadline)
+                case nil:
+                    if watch.ending == .expired { throw WheelDeadlineExceeded(deadline: deadline) }
+                    throw error  // the operation's own error
+                }
+            }
         }
+    } onCancel: {
+        watch.callerCancelled(pastDeadline: clock.now >= deadline)
     }
 }
 

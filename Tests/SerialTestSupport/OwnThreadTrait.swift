@@ -1,0 +1,36 @@
+import Glibc
+import SerialCore
+import Testing
+
+/// Runs each test it applies to on a thread of its own (a `SerialQueue` as the test's task
+/// executor), not on one of Swift concurrency's cooperative threads.
+///
+/// For tests that keep a thread busy for long: model-checked property tests and workloads on
+/// virtual time, which are CPU-bound for seconds (more under a sanitizer). The cooperative pool
+/// has one thread per core, two on this project's machines, and every test starts at once: two
+/// such tests on it leave no thread for the hundreds of async tests that only wait for a
+/// callback, and those then wait for seconds (a minute under ThreadSanitizer) for a thread, close
+/// to their own bounds. On a thread of its own the test competes for a core like any thread, and
+/// the cooperative threads stay free for the tests that need them.
+///
+/// The test's task prefers the queue, so a synchronous test runs there whole, and an `async` one
+/// between its suspensions; tasks it creates with `Task {}` still run on the global executor.
+public struct OwnThreadTrait: TestTrait, SuiteTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        // A suite: its tests get their own. SERIAL_TESTS_ON_COOPERATIVE_THREADS=1 turns the trait
+        // off, to measure what it changes (the ThreadSanitizer pass's wall time, say).
+        guard testCase != nil, getenv("SERIAL_TESTS_ON_COOPERATIVE_THREADS") == nil else { return try await function() }
+        let queue = SerialQueue(label: "own-thread")
+        try await withTaskExecutorPreference(queue) { try await function() }
+    }
+}
+
+extension Trait where Self == OwnThreadTrait {
+    /// Runs each test on a thread of its own, off Swift concurrency's cooperative pool: see
+    /// `OwnThreadTrait`.
+    public static var onItsOwnThread: Self { Self() }
+}
