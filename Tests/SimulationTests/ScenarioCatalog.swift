@@ -76,6 +76,7 @@ enum ScenarioCatalog {
         "local-not-stolen": "own-run-queue-stolen",
         "countdown-called-after-cancel": "countdown-ends-once",
         "request-drain-claim-released-late": "requests-complete-once",
+        "due-work-lifo": "pooled-due-work-in-due-order",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }
