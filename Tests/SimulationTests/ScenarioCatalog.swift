@@ -75,7 +75,7 @@ enum ScenarioCatalog {
         "coordinator-ignores-lease": "coordinator-one-lease",
         "local-not-stolen": "own-run-queue-stolen",
         "countdown-called-after-cancel": "countdown-ends-once",
-        "request-drain-claim-released-late": "requests-complete-once",
+        "request-drain-once": "requests-complete-once",
         "due-work-lifo": "pooled-due-work-in-due-order",
     ]
 
