@@ -1,4 +1,4 @@
-import SerialCore
+@_spi(SerialSeam) import SerialCore
 import Synchronization
 
 /// What one `withWheelDeadline` call shares between its timer and its child task: the child
@@ -88,7 +88,8 @@ final class WheelDeadlineWatch: Sendable {
     /// as unrun when released before running (the service ended the timer).
     final class Alarm: Sendable {
         private let watch: WheelDeadlineWatch
-        private let rang = Atomic<Bool>(false)
+        /// Set by the timer's thread, read by whichever thread releases the alarm (the seam).
+        private let rang = SeamAtomic<Bool>(false)
 
         init(_ watch: WheelDeadlineWatch) {
             self.watch = watch
