@@ -97,4 +97,31 @@ struct PoolWidthTests {
             #expect(width <= SystemProcessors.allowedProcessorCount())
         }
     }
+
+    /// Numbers too large to count or round (no kernel writes them, but the readers promise never
+    /// to trap on what they read): malformed text or no limit, never an overflow trap.
+    @Test func hugeNumbersAreMalformedOrNoLimitNeverATrap() {
+        #expect(PoolWidth.allowedProcessors(procSelfStatus: "Cpus_allowed_list:\t0-9223372036854775807\n") == nil)
+        #expect(
+            PoolWidth.allowedProcessors(procSelfStatus: "Cpus_allowed_list:\t0-4611686018427387904,0-4611686018427387904\n")
+                == nil)
+        let v2 = PoolWidth.cgroupV2Quota(cpuMax: "9223372036854775807 1\n")
+        #expect(PoolWidth.decide(processors: 4, quota: v2, override: nil).threads == 4)
+        let v1 = PoolWidth.cgroupV1Quota(quota: "9223372036854775807\n", period: "1\n")
+        #expect(PoolWidth.decide(processors: 4, quota: v1, override: nil).threads == 4)
+        #expect(PoolWidth.decide(processors: 4, quota: .infinity, override: nil).threads == 4)
+        #expect(PoolWidth.decide(processors: 4, quota: .nan, override: nil).threads == 4)
+    }
+
+    /// An override beyond `PoolWidth.maximumOverride` is a typo more likely than a wish (10 as
+    /// 100000 would start 100,000 threads, or stop the server when they cannot start): ignored
+    /// and named, as any other invalid value.
+    @Test func anOverrideBeyondTheMaximumIsIgnoredAndNamed() {
+        #expect(PoolWidth.decide(processors: 4, quota: nil, override: "\(PoolWidth.maximumOverride)").threads
+            == PoolWidth.maximumOverride)
+        for huge in ["\(PoolWidth.maximumOverride + 1)", "1000000"] {
+            let decision = PoolWidth.decide(processors: 4, quota: nil, override: huge)
+            #expect(decision.threads == 4 && decision.ignoredOverride == huge, "\(huge) was not ignored")
+        }
+    }
 }

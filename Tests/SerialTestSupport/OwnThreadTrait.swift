@@ -14,7 +14,10 @@ import Testing
 /// the cooperative threads stay free for the tests that need them.
 ///
 /// The test's task prefers the queue, so a synchronous test runs there whole, and an `async` one
-/// between its suspensions; tasks it creates with `Task {}` still run on the global executor.
+/// between its suspensions. Its structured child tasks (`async let`, task groups) inherit the
+/// preference and so run one at a time on that one thread: not for a test whose children must
+/// run side by side (one waiting for its sibling would wait out its bound). Tasks it creates
+/// with `Task {}` still run on the global executor.
 public struct OwnThreadTrait: TestTrait, SuiteTrait, TestScoping {
     public var isRecursive: Bool { true }
 

@@ -56,7 +56,7 @@ enum SystemProcessors {
         if let ignored = decision.ignoredOverride, !Self.reportedInvalidOverride.exchange(true, ordering: .relaxed) {
             let message = """
                 swift-serial-runtime: \(PoolWidth.overrideVariable)="\(ignored)" is not a whole number of \
-                threads ≥ 1, so it is ignored; WorkerPool's default width is \(decision.threads) \
+                threads from 1 to \(PoolWidth.maximumOverride), so it is ignored; WorkerPool's default width is \(decision.threads) \
                 (\(decision.reason)). Set it to a number such as 4, or unset it.\n
                 """
             _ = message.withCString { write(STDERR_FILENO, $0, strlen($0)) }

@@ -14,6 +14,10 @@ enum PoolWidth {
     /// The environment variable that overrides the default width.
     static let overrideVariable = "SERIAL_POOL_THREADS"
 
+    /// The largest override taken: beyond it a value is more likely a typo (10 as 100000) than a
+    /// wish, and would start that many threads or stop the program when they cannot start.
+    static let maximumOverride = 1_024
+
     /// What the default width was computed from, and the result.
     struct Decision: Equatable {
         /// The width to use (≥ 1).
@@ -29,7 +33,8 @@ enum PoolWidth {
     static func decide(processors: Int, quota: Double?, override: String?) -> Decision {
         var machine = max(1, processors)
         var reason = "\(machine) processors"
-        if let quota, quota > 0 {
+        // A quota that is not a finite number of processors below the machine's is no limit.
+        if let quota, quota > 0, quota.isFinite, quota < Double(machine) {
             let quotaThreads = max(1, Int(quota.rounded(.up)))
             if quotaThreads < machine {
                 machine = quotaThreads
@@ -38,7 +43,7 @@ enum PoolWidth {
         }
         guard let override else { return Decision(threads: machine, reason: reason) }
         let trimmed = override.trimmingWhitespace
-        if let value = Int(trimmed), value >= 1 {
+        if let value = Int(trimmed), value >= 1, value <= Self.maximumOverride {
             return Decision(threads: value, reason: "\(Self.overrideVariable)=\(value)")
         }
         return Decision(threads: machine, reason: reason, ignoredOverride: override)
@@ -88,7 +93,11 @@ enum PoolWidth {
             let bounds = range.split(separator: "-", omittingEmptySubsequences: false)
             guard bounds.count <= 2, let low = Int(bounds[0]), let high = Int(bounds.last!), low >= 0, low <= high
             else { return nil }
-            count += high - low + 1
+            // Overflow is malformed text, not a trap.
+            let (size, rangeOverflow) = (high - low).addingReportingOverflow(1)
+            let (total, totalOverflow) = count.addingReportingOverflow(size)
+            guard !rangeOverflow, !totalOverflow else { return nil }
+            count = total
         }
         return count
     }

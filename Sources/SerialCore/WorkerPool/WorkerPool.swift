@@ -46,8 +46,10 @@
 /// the order it fell due), and a thread running a chain of `next` hops breaks the chain for
 /// it after its current turn (the `next` queue goes to the run queue's tail): never early, and
 /// when every pool thread is busy it is late by at most the rest of one turn (64 items of one
-/// queue) behind the work that fell due before it. Delayed work of a queue that is itself busy
-/// joins its FIFO at its next turn.
+/// queue) behind the work that fell due before it; work falling due at the same instant does so
+/// in the order it was scheduled. Delayed work of a queue that is itself busy, or already waiting
+/// in the run queue for a thread, joins its FIFO and runs at that queue's next turn: the queue
+/// keeps its place rather than taking its other work ahead of the queues waiting with it.
 ///
 /// **Lifetime.** The pool lives while its handle or any queue created on it does. `shutdown`
 /// shuts down every queue still attached (as `SerialQueue.shutdown`: their work drains or is
@@ -71,8 +73,9 @@ public final class WorkerPool: Sendable {
     /// `/sys/fs/cgroup`), and at least 1. In a container limited to 1.5 CPUs on a 16-core host it
     /// is 2, not 16: more threads would only be throttled together.
     ///
-    /// The environment variable `SERIAL_POOL_THREADS`, when it holds a whole number ≥ 1, replaces
-    /// all of that. Any other value is ignored, with one line on standard error saying so and
+    /// The environment variable `SERIAL_POOL_THREADS`, when it holds a whole number from 1 to
+    /// 1,024, replaces all of that. Any other value is ignored (a larger one is more likely a typo
+    /// than a wish), with one line on standard error saying so and
     /// what is used instead. Read anew at each call (each pool's creation), never cached.
     public static var defaultThreadCount: Int { SystemProcessors.defaultPoolWidth() }
 
