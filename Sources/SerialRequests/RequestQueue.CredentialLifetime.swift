@@ -14,9 +14,9 @@ extension RequestQueue {
     ///   succeeds, each failed once with its error if it fails, as after a rejected request.
     ///
     /// ```swift
-    /// // The token says when it expires in wall-clock time; the queue's clock is monotonic.
-    /// let lifetime = RequestQueue<API>.CredentialLifetime(refreshMargin: .seconds(60)) { token in
-    ///     scheduler.now.advanced(by: .seconds(token.expiresAt - wallClockSeconds()))
+    /// // The token says when it expires, in seconds since 1970; the queue's clock is monotonic.
+    /// policy.lifetime = RequestQueue<API>.CredentialLifetime(refreshMargin: .seconds(60)) { token in
+    ///     queue.now.advanced(by: .seconds(expirySeconds(token) - wallClockSeconds()))
     /// }
     /// ```
     ///

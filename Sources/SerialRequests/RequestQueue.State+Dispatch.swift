@@ -44,7 +44,7 @@ extension RequestQueue.State {
 
         let aging = self.configuration.agingInterval
         var cursors = (0..<uniqueIndex).map { self.lists[$0].head }
-        while self.runningCount < maximum {
+        while self.runningCount < self.configuration.maximumConcurrent {
             var best: (list: Int, id: RequestID, level: Int)? = nil
             for list in 0..<uniqueIndex {
                 let slots = self.lists[list].slots

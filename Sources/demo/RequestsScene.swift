@@ -3,9 +3,15 @@ import SerialRuntime
 import Synchronization
 
 /// A burst of requests against a server whose token expires mid-burst — one refresh,
-/// the parked requests sent again with the new token, every request completed once.
+/// the parked requests sent again with the new token, every request completed once. Then the
+/// overnight start: a token known to have expired is refreshed before the first request.
 enum RequestsScene {
     static func run() {
+        self.runExpiryMidBurst()
+        self.runOvernightStart()
+    }
+
+    static func runExpiryMidBurst() {
         print("== RequestQueue: a token expires in the middle of a burst ==")
         let scheduler = SerialQueue(label: "demo.requests")
         let log = SceneLog()
@@ -72,6 +78,63 @@ enum RequestsScene {
 
             """)
     }
+
+    /// The app starts in the morning with the token it kept overnight; the token says it expired
+    /// at 2 a.m. With its lifetime in the policy, the queue refreshes before sending anything.
+    static func runOvernightStart() {
+        print("== RequestQueue: the app starts with a token that expired overnight ==")
+        let scheduler = SerialQueue(label: "demo.overnight")
+        let log = SceneLog()
+        let server = DemoServer(log: log, validToken: -1)
+        let startedAt = scheduler.now
+        let policy = RequestQueue<DemoServer>.Policy(
+            classify: { _, outcome in
+                switch outcome {
+                case .success(let reply) where reply.status == 401: return .credentialExpired
+                case .success: return .success
+                case .failure(let error): return .retry(error)
+                }
+            },
+            refresh: { expired, completion in
+                log.add("refresh starts before any request is sent (token \(expired) expired overnight)")
+                server.issueToken(completion)
+            },
+            lifetime: .init(refreshMargin: .seconds(60)) { token in
+                // Token 1 expired 6 hours before the app started; a new token lasts an hour.
+                token == 1 ? startedAt - .seconds(6 * 3600) : startedAt + .seconds(3600)
+            })
+        let queue = RequestQueue(transport: server, credential: 1, policy: policy, scheduler: scheduler)
+        print("The queue is created with token 1, which is \(queue.credentialFreshness); four requests are submitted at once.")
+        let paths = ["/session", "/feed", "/inbox", "/settings"]
+        let completed = Atomic<Int>(0)
+        for path in paths {
+            queue.submit(path) { result in
+                switch result {
+                case .success(let reply): log.add("\(path) done: \(reply.status) with token \(reply.token)")
+                case .cached(let reply): log.add("\(path) done from cache: \(reply.status)")
+                case .failure(let error): log.add("\(path) failed: \(error)")
+                }
+                completed.add(1, ordering: .releasing)
+            }
+        }
+        let deadline = MonotonicInstant.now() + .seconds(5)
+        while completed.load(ordering: .acquiring) < paths.count && MonotonicInstant.now() < deadline {
+            var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
+            nanosleep(&pause, nil)
+        }
+        let statistics = queue.statistics
+        queue.shutdown()
+        server.stop()
+        scheduler.sync {}
+        scheduler.shutdown()
+        log.printAll()
+        print("""
+            \(paths.count) submitted, \(completed.load(ordering: .acquiring)) completed once each; \
+            \(statistics.expiries) rejected with 401, \(statistics.refreshesStarted) refresh before the first send, \
+            \(statistics.sends) sends.
+
+            """)
+    }
 }
 
 /// Lines stamped with the milliseconds since the scene started, printed at the end.
@@ -101,12 +164,14 @@ private final class DemoServer: RequestTransport, Sendable {
     }
 
     private let queue = SerialQueue(label: "demo.server")
-    private let validToken = Atomic<Int>(1)
+    private let validToken: Atomic<Int>
     private let sends = Atomic<Int>(0)
     private let log: SceneLog
 
-    init(log: SceneLog) {
+    /// A server that takes `validToken` (-1: none yet) until a refresh issues token 2.
+    init(log: SceneLog, validToken: Int = 1) {
         self.log = log
+        self.validToken = Atomic(validToken)
     }
 
     func send(_ path: String, credential: Int, completion: @escaping @Sendable (Result<Reply, any Error>) -> Void) {

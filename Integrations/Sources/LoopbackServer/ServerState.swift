@@ -33,6 +33,8 @@ struct ServerState: Sendable {
     var tokenIssuedAt = ContinuousClock.now
     var tokenUses = 0
     var tokenExpired = false
+    /// With `behaviour.tokenLifetime`: when each token issued was issued.
+    var issuedAt: [String: ContinuousClock.Instant] = [:]
     var uniquesInFlight = 0
     /// `stop()` began: long waits in handlers end.
     var stopping = false
@@ -43,11 +45,25 @@ struct ServerState: Sendable {
         self.behaviour = behaviour
         self.token = token
         self.random = SeededRandom(seed: seed)
+        self.issuedAt[token] = self.tokenIssuedAt
+    }
+
+    /// With `behaviour.tokenLifetime`: whether `bearer` was issued and has not expired.
+    func acceptAged(_ bearer: String?, lifetime: Duration) -> Bool {
+        guard let bearer, !self.behaviour.rejectEveryToken, let issued = self.issuedAt[bearer] else { return false }
+        return issued.duration(to: .now) < lifetime
+    }
+
+    /// Tokens whose lifetime ran out within `window` (with `behaviour.tokenLifetime`).
+    func expiries(within window: ClosedRange<ContinuousClock.Instant>) -> Int {
+        guard let lifetime = self.behaviour.tokenLifetime else { return 0 }
+        return self.issuedAt.values.count { window.contains($0 + lifetime) }
     }
 
     /// Whether `bearer` is accepted now; counts the use when it is.
     mutating func accept(_ bearer: String?) -> Bool {
         let behaviour = self.behaviour
+        if let lifetime = behaviour.tokenLifetime { return self.acceptAged(bearer, lifetime: lifetime) }
         guard !behaviour.rejectEveryToken, !self.tokenExpired, let bearer, bearer == self.token else { return false }
         if let limit = behaviour.tokenRequestLimit, self.tokenUses >= limit { return false }
         if let lifetime = behaviour.firstTokenLifetime, self.counts.tokensIssued == 0,
@@ -66,7 +82,9 @@ struct ServerState: Sendable {
         self.tokenIssuedAt = .now
         self.tokenUses = 0
         self.tokenExpired = false
-        return self.token
+        guard let lifetime = self.behaviour.tokenLifetime else { return self.token }
+        self.issuedAt[self.token] = self.tokenIssuedAt
+        return "\(self.token) \(lifetime.components.seconds * 1000 + lifetime.components.attoseconds / 1_000_000_000_000_000)"
     }
 
     /// A request entered a handler.
