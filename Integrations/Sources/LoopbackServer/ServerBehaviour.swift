@@ -40,6 +40,11 @@ public struct ServerBehaviour: Sendable {
     /// `POST /oauth/token` with the refresh token used last answers the current pair instead of
     /// revoking the family (a server's grace window for retries), counted in `graceAnswers`.
     public var reuseGrace = false
+    /// Rotating tokens: each access token, the first included, lasts this long after it was
+    /// issued, and stays accepted until then even after a newer one exists (as signed tokens
+    /// do; `accessTokenUses` is then ignored). `POST /oauth/token` then answers
+    /// `<access> <refresh> <expiry in Unix milliseconds>`.
+    public var accessTokenLifetime: Duration?
     /// `POST /oauth/token` waits this long before rotating.
     public var rotationDelay: Duration = .zero
 
