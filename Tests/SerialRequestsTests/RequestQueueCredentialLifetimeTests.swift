@@ -197,6 +197,9 @@ struct RequestQueueCredentialLifetimeTests {
         #expect(harness.sendTimes("held").isEmpty, "sent with the token the server just rejected")
         harness.advance(.seconds(2))
         #expect(harness.server.refreshCalls == 1)
+        // One refresh of the queue's, not a second one that adopts the first's (the lease hides that).
+        #expect(harness.queue.statistics.refreshesStarted == 1)
+        #expect(harness.queue.statistics.credentialsAdopted == 0)
         #expect(harness.sendTimes("rejected") == [.milliseconds(50_500), .seconds(52)])
         #expect(harness.sendTimes("held") == [.seconds(52)])
         for tag in ["stale", "rejected", "held"] { #expect(harness.recorder.only(tag)?.isSuccess == true, "\(tag)") }

@@ -39,7 +39,8 @@ enum ScenarioCatalog {
         CatalogEntry("due-work-ends-hops", .random, weight: 2, RegressionScenarios.dueWorkEndsAChainOfHops),
         CatalogEntry("sync-turn-with-work-behind", .random, RegressionScenarios.syncTurnWithWorkBehindItInOneBatch),
         CatalogEntry("coordinator-one-lease", .random, RegressionScenarios.twoCallersOfOneGenerationRefreshOnce),
-        CatalogEntry("stale-fleet-refreshes-once", .random, weight: 2, CredentialLifetimeScenarios.staleFleetRefreshesOncePerGeneration),
+        CatalogEntry(
+            "stale-fleet-refreshes-once", .random, weight: 2, CredentialLifetimeScenarios.staleFleetRefreshesOncePerGeneration),
     ]
 
     /// Mutant name (its patch's file name) → the scenario that must fail on it.
