@@ -42,7 +42,10 @@ final class CredentialRun: Sendable {
                 lifetime: self.known ? lifetime : nil)
             let made = RequestQueue(
                 transport: transport, credential: "t0", policy: policy,
-                configuration: .init(maximumConcurrent: concurrency, agingInterval: nil), scheduler: self.scheduler)
+                // A token every few seconds: the default refresh limit (3 a minute) would refuse them.
+                configuration: .init(
+                    maximumConcurrent: concurrency, refreshLimit: 1_000, refreshWindow: .seconds(60), agingInterval: nil),
+                scheduler: self.scheduler)
             queue = made
             return made
         }
