@@ -46,5 +46,11 @@ timeout 120 .build/debug/http-benchmark --requests 2000 --concurrency 16 --runs 
 # The last line is a contract other tools read.
 tail -n 1 /tmp/serial-http-benchmark.log | grep -qE '^pipeline/client: [0-9]+(\.[0-9])? %$' \
     || { echo "http-benchmark did not end with 'pipeline/client: <percent> %'" >&2; exit 1; }
+# Tokens that expire every second, the lifetime known (issue 40): it ends with the credentials line.
+timeout 120 .build/debug/http-benchmark --requests 1000 --concurrency 16 --runs 1 --token-lifetime 1 \
+    | tee /tmp/serial-http-benchmark-credentials.log
+tail -n 1 /tmp/serial-http-benchmark-credentials.log \
+    | grep -qE '^credentials: [0-9]+ expiries, [0-9]+ refreshes, [0-9]+ requests rejected$' \
+    || { echo "http-benchmark --token-lifetime did not end with the credentials line" >&2; exit 1; }
 
 step "done"

@@ -63,6 +63,8 @@ enum ScenarioCatalog {
         CatalogEntry("poller-one-outcome", .random, weight: 1, P.pollerDeliversOneOutcome),
         CatalogEntry("requests-complete-once", .random, weight: 1, P.requestsCompleteExactlyOnce(shutdownRacing: false)),
         CatalogEntry("requests-complete-once-shutdown", .random, weight: 1, P.requestsCompleteExactlyOnce(shutdownRacing: true)),
+        CatalogEntry(
+            "stale-fleet-refreshes-once", .random, weight: 2, CredentialLifetimeScenarios.staleFleetRefreshesOncePerGeneration),
     ]
     private typealias P = PromiseScenarios
 
