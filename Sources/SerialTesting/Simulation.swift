@@ -11,22 +11,26 @@ import SerialCore
 /// a deadline. The strategy and seed fix every choice, so a run that fails fails again.
 ///
 /// ```swift
-/// let report = Simulation(strategy: .pct(depth: 3)).explore(seeds: 0..<100) {
-///     let queue = SerialQueue(label: "db")
-///     let log = LockedLog()                    // a log type of your own
-///     queue.async { log.append(1) }
-///     queue.sync { log.append(2) }
-///     Simulation.check(log.values == [1, 2], "sync ran before earlier async work: \(log.values)")
+/// let report = Simulation(strategy: .random).explore(seeds: 0..<200) {
+///     let account = Account(balance: 100)      // an actor of your own
+///     async let first = account.withdraw(80)   // each checks the balance, then awaits
+///     async let second = account.withdraw(80)  // an approval before it debits
+///     _ = await (first, second)
+///     let balance = await account.balance
+///     Simulation.check(balance >= 0, "overdrawn: \(balance)")
 /// }
-/// // A failure prints: simulation failed (failed check) … replay: sim1:pct3:17:212:…
-/// // Replay it: Simulation.replay("sim1:pct3:17:212:…") { same scenario }, or set
+/// // A failure prints: simulation failed (failed check) … replay: sim1:random:0:41:…
+/// // Replay it: Simulation.replay("sim1:random:0:41:…") { same scenario }, or set
 /// // SERIAL_SIMULATION_REPLAY to that token and run the test again.
 /// ```
 ///
 /// **What it controls.** The seam operations above, on threads started by the runtime inside the
-/// scenario. **What it does not.** Plain memory and atomic accesses between threads (they do
-/// not switch threads: ThreadSanitizer's job), system calls outside the seam, Swift tasks and
-/// the cooperative pool, and threads started any other way: they run as in an ordinary build.
+/// scenario; in an `async` scenario, every task, default actor and continuation of the run (on a
+/// pool of the run's threads) and every `Task.sleep` (on virtual time). **What it does not.**
+/// Plain memory and atomic accesses between threads (they do not switch threads: ThreadSanitizer's
+/// job), system calls outside the seam, `ContinuousClock.now`, the main actor, tasks started by a
+/// plain (not `async`) scenario, and threads started any other way: they run as in an ordinary
+/// build. The article `ReplayableSchedules` lists the details.
 ///
 /// Without the trait, `isAvailable` is `false` and running a scenario traps, saying so.
 public struct Simulation: Sendable {

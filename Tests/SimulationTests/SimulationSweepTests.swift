@@ -33,9 +33,9 @@ import Testing
             var failures: [String] = []
             for entry in ScenarioCatalog.all {
                 let started = ContinuousClock.now
-                let report = Simulation(strategy: entry.strategy).explore(
-                    entry.name, seeds: entry.seeds(perUnit: unit).filter { $0 % shard.count == shard.index },
-                    entry.scenario)
+                let report = entry.explore(
+                    Simulation(strategy: entry.strategy, checksDeterminism: true),
+                    seeds: entry.seeds(perUnit: unit).filter { $0 % shard.count == shard.index })
                 schedules += report.results.count
                 for result in report.failures {
                     let failure = result.failure!

@@ -19,6 +19,7 @@ enum UserBugs {
         UserBug(name: "continuation resumed by timeout and answer", strategy: .random, buggy: timeout(fixed: false), fixed: timeout(fixed: true)),
         UserBug(name: "cancellation races completion", strategy: .random, buggy: cancellation(fixed: false), fixed: cancellation(fixed: true)),
         UserBug(name: "AsyncStream finished while yielding", strategy: .random, buggy: stream(fixed: false), fixed: stream(fixed: true)),
+        UserBug(name: "balance checked then debited (actor reentrancy)", strategy: .random, buggy: account(fixed: false), fixed: account(fixed: true)),
         UserBug(name: "task group child outlives its deadline", strategy: .random, buggy: deadline(fixed: false), fixed: deadline(fixed: true)),
     ]
 
@@ -37,6 +38,18 @@ enum UserBugs {
         }
     }
 
+    /// Two withdrawals of 80 from a balance of 100: one must be refused.
+    static func account(fixed: Bool) -> @Sendable () async -> Void {
+        {
+            let account = Account(balance: 100, fixed: fixed)
+            async let first = account.withdraw(80)
+            async let second = account.withdraw(80)
+            let done = await [first, second]
+            let balance = await account.balance
+            Simulation.check(balance >= 0, "overdrawn: \(balance) after withdrawals \(done)")
+        }
+    }
+
     // MARK: A continuation resumed from two paths
 
     /// A request with a timeout: the answer and the timer race, and exactly one must resume.
@@ -44,9 +57,9 @@ enum UserBugs {
         {
             let server = SerialQueue(label: "server")
             let timers = SerialQueue(label: "timers")
+            let once = OnceFlag(queue: SerialQueue(label: "request-state"))
             let resumes = ResumeCounter()
             let outcome: String = await withCheckedContinuation { continuation in
-                let once = OnceFlag(queue: server)
                 _ = timers.asyncAfter(delay: .milliseconds(100)) {
                     if fixed {
                         if once.claim() { resumes.resume(continuation, "timed out") }
@@ -205,6 +218,23 @@ actor FixedCache: LoadingCache {
         let task = Task { await backend.load(key) }  // registered before the first await
         self.loading[key] = task
         return await task.value
+    }
+}
+
+actor Account {
+    private(set) var balance: Int
+    private let fixed: Bool
+    init(balance: Int, fixed: Bool) {
+        self.balance = balance
+        self.fixed = fixed
+    }
+
+    func withdraw(_ amount: Int) async -> Bool {
+        guard self.balance >= amount else { return false }
+        if self.fixed { self.balance -= amount }  // the fix: debit before the await
+        await Task.yield()  // an approval: another withdraw runs here
+        if !self.fixed { self.balance -= amount }  // BUG: the balance was checked before the await
+        return true
     }
 }
 

@@ -17,8 +17,8 @@ import Glibc
 /// **Time.** A sleep for a duration waits exactly that long in virtual time. A sleep until an
 /// instant of `ContinuousClock` or `SuspendingClock` (what `Task.sleep(for:)` does: it adds the
 /// duration to the real `now`) waits for the instant minus the real `now` read here, rounded up
-/// to 1 ms (`quantumNanoseconds`), so that the microseconds of real time between the two reads
-/// do not change the virtual deadline. A clock whose duration is not `Swift.Duration` is not
+/// to three significant digits and at least to 1 ms (`rounded`), so that the real time between
+/// the two reads does not change the virtual deadline. A clock whose duration is not `Swift.Duration` is not
 /// supported (its sleep ends the run at once as a failed check).
 final class SimulationTaskExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sendable {  // lets only
     let pool: WorkerPool
@@ -47,9 +47,19 @@ final class SimulationTaskExecutor: TaskExecutor, SchedulingExecutor, @unchecked
         guard let delay = clock.now.duration(to: instant) as? Duration else {
             return self.unsupported(UnownedJob(job), clock: clock)
         }
-        let quantum = Duration.nanoseconds(Self.quantumNanoseconds)
-        let rounded = delay <= .zero ? Duration.zero : quantum * Int((delay + quantum - .nanoseconds(1)) / quantum)
-        self.enqueue(UnownedJob(job), after: rounded)
+        self.enqueue(UnownedJob(job), after: Self.rounded(delay))
+    }
+
+    /// `delay` rounded up to three significant digits, and to at least a whole `quantumNanoseconds`:
+    /// the real time between the two reads of the clock (microseconds, more when the kernel
+    /// preempts the thread) vanishes unless it exceeds the rounding (1 ms for sleeps under a
+    /// second, a thousandth of the sleep above).
+    static func rounded(_ delay: Duration) -> Duration {
+        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        guard nanoseconds > 0 else { return .zero }
+        var quantum = Self.quantumNanoseconds
+        while nanoseconds / quantum >= 1_000 { quantum *= 10 }
+        return .nanoseconds((nanoseconds + quantum - 1) / quantum * quantum)
     }
 
     /// Runs `job` on the pool once `delay` of virtual time has passed (at once for none).

@@ -143,9 +143,9 @@ package final class SimulationTasks: @unchecked Sendable {  // mutable state gua
     private func see(_ id: UInt64, by thread: SimulatedThread) {
         guard self.tasks[id] == nil else { return }
         let parent = TaskIdentity.current
-        let by = parent == 0 ? "" : (self.tasks[parent].map { "task \($0.number) " } ?? "a task ")
+        let by = parent == 0 ? "" : (self.tasks[parent].map { "by task \($0.number) " } ?? "by a task ")
         self.tasks[id] = TaskRecord(
-            number: self.tasks.count + 1, origin: "started by \(by)on \(thread.title) at step \(self.kernel.scheduler.steps)")
+            number: self.tasks.count + 1, origin: "started \(by)on \(thread.title) at step \(self.kernel.scheduler.steps)")
     }
 
     // MARK: Jobs run by the pool
