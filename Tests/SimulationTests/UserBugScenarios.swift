@@ -84,16 +84,15 @@ enum UserBugs {
             let download = Download(fixed: fixed)
             let resumes = ResumeCounter()
             let task = Task {
-                await withTaskCancellationHandler {
-                    await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-                        download.start { outcome in resumes.resume(continuation, outcome) }
-                    }
-                } onCancel: {
-                    download.cancel()
+                await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+                    download.start { outcome in resumes.resume(continuation, outcome) }
                 }
             }
             try? await Task.sleep(for: .milliseconds(10))
+            // Not from `withTaskCancellationHandler`'s `onCancel`: it runs under the runtime's lock
+            // on the task, and a queue operation there can wedge a run (see the article).
             task.cancel()
+            download.cancel()
             let outcome = await task.value
             Simulation.check(resumes.count == 1, "the download ended \(resumes.count) times (first: \(outcome))")
         }
@@ -180,13 +179,22 @@ final class OnceFlag: @unchecked Sendable {  // `claimed` is touched only on `qu
     func set() { self.queue.sync { self.claimed = true } }
 }
 
-actor Backend {
-    private(set) var loads = 0
+/// A backend whose loads take 5 ms; it counts them on an actor and sleeps off it (a task with no
+/// executor preference sleeping on a default actor escapes the run: see the article).
+final class Backend: Sendable {
+    private let counter = LoadCounter()
+    var loads: Int { get async { await self.counter.loads } }
+
     func load(_ key: String) async -> Int {
-        self.loads += 1
+        await self.counter.count()
         try? await Task.sleep(for: .milliseconds(5))
         return key.count
     }
+}
+
+actor LoadCounter {
+    private(set) var loads = 0
+    func count() { self.loads += 1 }
 }
 
 protocol LoadingCache: Actor {
