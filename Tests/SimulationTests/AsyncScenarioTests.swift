@@ -1,4 +1,5 @@
 #if SERIAL_SIMULATION
+import Foundation
 import Glibc
 import SerialTestSupport
 import SerialTesting
@@ -75,15 +76,14 @@ import Testing
         print("continuation never resumed:\n\(failure.report)")
     }
 
-    /// A continuation of a task of the run resumed by a thread outside it (a queue created outside
-    /// the run): the job would run unseen, so the run ends.
+    /// A continuation of a task of the run resumed by a thread outside it (a Foundation `Thread`,
+    /// not started through the runtime): the job would run unseen, so the run ends.
     @Test func aContinuationResumedFromOutsideTheRunEndsItAsEscaped() async throws {
-        let outside = SerialQueue(label: "outside-the-run")
         let result = await offThePool {
             Simulation(strategy: .random).run(seed: 0) {
                 await Task {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        outside.async { continuation.resume() }
+                        Thread.detachNewThread { continuation.resume() }
                     }
                 }.value
             }
