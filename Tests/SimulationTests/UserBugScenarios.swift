@@ -217,15 +217,21 @@ actor Cache: LoadingCache {
 
 actor FixedCache: LoadingCache {
     private let backend: Backend
-    private var loading: [String: Task<Int, Never>] = [:]
+    private var values: [String: Int] = [:]
+    /// Callers waiting for a load in flight, by key (present while the key loads).
+    private var waiting: [String: [CheckedContinuation<Int, Never>]] = [:]
     init(backend: Backend) { self.backend = backend }
 
     func value(for key: String) async -> Int {
-        if let pending = self.loading[key] { return await pending.value }
-        let backend = self.backend
-        let task = Task { await backend.load(key) }  // registered before the first await
-        self.loading[key] = task
-        return await task.value
+        if let value = self.values[key] { return value }
+        if self.waiting[key] != nil {  // the fix: a load in flight is joined, not repeated
+            return await withCheckedContinuation { self.waiting[key]!.append($0) }
+        }
+        self.waiting[key] = []
+        let value = await self.backend.load(key)
+        self.values[key] = value
+        for waiter in self.waiting.removeValue(forKey: key) ?? [] { waiter.resume(returning: value) }
+        return value
     }
 }
 
