@@ -80,12 +80,25 @@ import Testing
     /// not started through the runtime): the job would run unseen, so the run ends.
     @Test func aContinuationResumedFromOutsideTheRunEndsItAsEscaped() async throws {
         let result = await offThePool {
-            Simulation(strategy: .random).run(seed: 0) {
-                await Task {
+            Simulation(strategy: .random).run(seed: 0) { () async in
+                let resumed = OutsideFlag()
+                Task {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        Thread.detachNewThread { continuation.resume() }
+                        Thread.detachNewThread {
+                            usleep(20_000)  // real time: the task has suspended by then
+                            continuation.resume()
+                            resumed.value.store(true, ordering: .releasing)
+                        }
                     }
-                }.value
+                }
+                // Keeps the run busy (real time passes, each clock read a scheduling point) until the
+                // resume came, for at most 5,000 rounds: quiescence would otherwise end it first.
+                var rounds = 0
+                while !resumed.value.load(ordering: .acquiring) && rounds < 5_000 {
+                    _ = MonotonicInstant.now()
+                    usleep(1_000)
+                    rounds += 1
+                }
             }
         }
         let failure = try #require(result.failure, "the run passed")
@@ -206,6 +219,10 @@ enum AsyncScenarios {
             }
         }.value
     }
+}
+
+final class OutsideFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }
 
 actor CountingActor {
