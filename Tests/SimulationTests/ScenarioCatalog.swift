@@ -9,12 +9,25 @@ struct CatalogEntry: Sendable {
     /// Seeds per CI unit: `seedWeight * SERIAL_SIMULATION_SEEDS / 4`, at least 1.
     let seedWeight: Int
     let scenario: @Sendable () -> Void
+    /// Set for an async scenario (then `scenario` is unused).
+    private(set) var asyncScenario: (@Sendable () async -> Void)? = nil
 
     init(_ name: String, _ strategy: Simulation.Strategy, weight: Int = 4, _ scenario: @escaping @Sendable () -> Void) {
         self.name = name
         self.strategy = strategy
         self.seedWeight = weight
         self.scenario = scenario
+    }
+
+    init(_ name: String, _ strategy: Simulation.Strategy, weight: Int = 4, async scenario: @escaping @Sendable () async -> Void) {
+        self.init(name, strategy, weight: weight) {}
+        self.asyncScenario = scenario
+    }
+
+    /// Explores the scenario, plain or async, with `simulation`.
+    func explore(_ simulation: Simulation, seeds: some Sequence<UInt64>) -> SimulationReport {
+        if let asyncScenario = self.asyncScenario { return simulation.explore(self.name, seeds: seeds, asyncScenario) }
+        return simulation.explore(self.name, seeds: seeds, self.scenario)
     }
 
     func seeds(perUnit unit: Int) -> Range<UInt64> { 0..<UInt64(max(1, self.seedWeight * unit / 4)) }
@@ -65,6 +78,8 @@ enum ScenarioCatalog {
         CatalogEntry("requests-complete-once-shutdown", .random, weight: 1, P.requestsCompleteExactlyOnce(shutdownRacing: true)),
         CatalogEntry(
             "stale-fleet-refreshes-once", .random, weight: 2, CredentialLifetimeScenarios.staleFleetRefreshesOncePerGeneration),
+        CatalogEntry("async-jobs-on-the-run-random", .random, weight: 1, async: AsyncScenarios.everyKindOfJob),
+        CatalogEntry("hop-chain-yields", .random, weight: 1, LivenessScenarios.hopChainYields),
     ]
     private typealias P = PromiseScenarios
 

@@ -35,9 +35,9 @@ import Testing
             var failures: [String] = []
             for entry in ScenarioCatalog.all where Self.only?.contains(entry.name) ?? true {
                 let started = ContinuousClock.now
-                let report = Simulation(strategy: entry.strategy).explore(
-                    entry.name, seeds: entry.seeds(perUnit: unit).filter { $0 % shard.count == shard.index },
-                    entry.scenario)
+                let report = entry.explore(
+                    Simulation(strategy: entry.strategy, checksDeterminism: true),
+                    seeds: entry.seeds(perUnit: unit).filter { $0 % shard.count == shard.index })
                 schedules += report.results.count
                 for result in report.failures {
                     let failure = result.failure!
