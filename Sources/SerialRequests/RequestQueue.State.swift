@@ -78,6 +78,8 @@ extension RequestQueue {
         var credentials: CredentialRefresh<Credential>
         var parked: [RequestID] = []
         var refreshTimer: DelayedWork? = nil
+        /// The wake-up that tries a failed background refresh again, if one is armed.
+        var backgroundRetryTimer: DelayedWork? = nil
         var nextID: UInt64 = 1
         var nextToken: UInt64 = 1
         var lastSubmittedAt = MonotonicInstant(nanoseconds: 0)
@@ -219,6 +221,10 @@ extension RequestQueue {
             self.credentials.abandon()
             if let timer = self.refreshTimer {
                 self.refreshTimer = nil
+                self.effects.append(.cancelTimer(timer))
+            }
+            if let timer = self.backgroundRetryTimer {
+                self.backgroundRetryTimer = nil
                 self.effects.append(.cancelTimer(timer))
             }
             for index in self.lists.indices { self.lists[index].removeAll() }
@@ -404,6 +410,19 @@ extension RequestQueue {
         }
 
         /// Keeps the timeout timer of refresh `token`.
+        /// Keeps the background retry's wake-up so a shutdown can cancel it; `false` (the caller
+        /// cancels it) once the queue has shut down, or when another one is already armed.
+        mutating func attachBackgroundRetryTimer(_ work: DelayedWork) -> Bool {
+            guard self.refusal == nil, self.backgroundRetryTimer == nil else { return false }
+            self.backgroundRetryTimer = work
+            return true
+        }
+
+        /// The background retry's wake-up fired: it is no longer armed.
+        mutating func backgroundRetryFired() {
+            self.backgroundRetryTimer = nil
+        }
+
         mutating func attachRefreshTimer(_ work: DelayedWork, token: UInt64) -> Bool {
             guard self.credentials.isRunning(token) else { return false }
             self.refreshTimer = work

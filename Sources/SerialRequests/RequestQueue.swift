@@ -322,10 +322,20 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
             else { return }
             if !self.state.withLock({ $0.attachRefreshTimer(work, token: token) }) { work.cancel() }
         case .armBackgroundRetry(let deadline):
-            // Not kept: dispatching again is harmless whenever it fires, even after shutdown.
-            _ = self.arm(at: deadline) { state, now in
-                state.dispatch(now: now)
-                state.checkInvariants()
+            // No request waits for it: it holds the queue weakly (a queue nobody holds stops
+            // refreshing at once, instead of calling the refresh endpoint until its token
+            // expires) and a shutdown cancels it.
+            do {
+                let work = try self.scheduler.schedule(at: deadline) { [weak self] in
+                    self?.decideOnScheduler { state, now in
+                        state.backgroundRetryFired()
+                        state.dispatch(now: now)
+                        state.checkInvariants()
+                    }
+                }
+                if !self.state.withLock({ $0.attachBackgroundRetryTimer(work) }) { work.cancel() }
+            } catch {
+                self.state.withLock { _ = $0.schedulerShutDown(error) }
             }
         case .cancelTimer(let work):
             work.cancel()
