@@ -3,7 +3,7 @@ import Testing
 
 /// The test suites' own tool: `.onItsOwnThread` keeps CPU-heavy tests off Swift concurrency's
 /// cooperative threads. Checked by the thread's name, which a cooperative thread never has.
-@Suite("The own-thread trait", .onItsOwnThread)
+@Suite("The own-thread trait", .onItsOwnThread, .disabled(if: Sanitizers.threadSanitizerIsActive, "the trait stands aside under ThreadSanitizer"))
 struct OwnThreadTraitTests {
     @Test func aSynchronousTestRunsOnAThreadOfItsOwn() {
         #expect(currentThreadName() == "own-thread")
