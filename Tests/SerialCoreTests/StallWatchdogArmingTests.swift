@@ -40,6 +40,34 @@ struct StallWatchdogArmingTests {
         }
     }
 
+    /// A queue watched while a look of an empty set is under way: that look copied the set
+    /// before it, and must not end in sleep before a look has sampled (and so armed) the new
+    /// queue. Before the fix the watchdog slept for good with the idle queue unarmed (seen once
+    /// in an AddressSanitizer pass as the test below timing out; here on purpose, every time).
+    @Test(arguments: QueueMode.allCases)
+    func aQueueWatchedDuringALookOfAnEmptySetIsArmed(mode: QueueMode) async {
+        let watchdog = StallWatchdog(runningThreshold: .seconds(60), checkInterval: .milliseconds(1)) { _ in }
+        defer { watchdog.stop() }
+        let queue = mode.queue(label: "late-watch-\(mode)")
+        let inLook = TestSemaphore()
+        let proceed = TestSemaphore()
+        let held = TestFlag()
+        watchdog._setLookHook { phase in
+            guard case .willSample(let queues) = phase, queues == 0, !held.isSet else { return }
+            held.set()
+            inLook.signal()
+            _ = proceed.wait(timeout: .seconds(30))
+        }
+        let looking = await offThePool { inLook.wait(timeout: .seconds(20)) }
+        #expect(looking, "the watchdog never looked")
+        watchdog.watch(queue)  // during the held look of no queue
+        proceed.signal()
+        #expect(
+            await eventually(timeout: .seconds(20)) { queue._isArmed(for: watchdog) },
+            "a queue watched during a look was never armed: the watchdog went to sleep without it")
+        watchdog._setLookHook(nil)
+    }
+
     @Test(arguments: QueueMode.allCases)
     func aQueueUnwatchedAndWatchedAgainDuringALookStaysArmed(mode: QueueMode) async {
         let watchdog = StallWatchdog(runningThreshold: .seconds(60), checkInterval: .milliseconds(1)) { _ in }
