@@ -190,8 +190,36 @@ struct WorkerPoolTests {
     /// in the run queue the item ends and they must run first-due first. Ordered by the run queue
     /// alone, not by time: the hold lasts until all six are there, however slow the machine.
     @Test func delayedWorkThatFallsDueWhileThePoolIsBusyRunsInTheOrderItFellDue() {
-        let pool = WorkerPool(threads: 1, label: "pool-due-order")
-        let busy = SerialQueue(label: "due-busy", pool: pool)
+        let order = Self.dueOrderBehindAHeldItem(label: "pool-due-order") { index, queue, pool, record in
+            // One queue falls due at a time: the next is armed only once the previous waits.
+            queue.asyncAfter(delay: .milliseconds(1), record)
+            #expect(
+                eventually(timeout: .seconds(20)) { pool._runQueueCount == index + 1 },
+                "due\(index) never reached the run queue")
+        }
+        #expect(order == Array(0..<6), "due work ran out of the order it fell due")
+    }
+
+    /// Six queues whose delayed work falls due at the same instant, armed in order 0...5: they
+    /// fell due together, so the order they were scheduled in is the only order there is (the
+    /// pool's timer heap alone broke the tie as 0, 5, 4, 3, 2, 1).
+    @Test func queuesFallingDueAtTheSameInstantRunInTheOrderTheyWereScheduled() {
+        let deadline = MonotonicInstant.now().advanced(by: .milliseconds(200))
+        let order = Self.dueOrderBehindAHeldItem(label: "pool-due-ties") { _, queue, _, record in
+            queue.asyncAfter(deadline: deadline, record)
+        }
+        #expect(order == Array(0..<6), "ties fell due out of the order they were scheduled in")
+    }
+
+    /// Holds a one-thread pool's thread, lets `arm` give six queues their delayed work (it gets
+    /// each queue's index, the queue, the pool and the work to schedule), waits until all six wait
+    /// in the run queue, lets the thread go, and returns the order the six ran in.
+    static func dueOrderBehindAHeldItem(
+        label: String,
+        _ arm: (Int, SerialQueue, WorkerPool, @escaping @Sendable () -> Void) -> Void
+    ) -> [Int] {
+        let pool = WorkerPool(threads: 1, label: label)
+        let busy = SerialQueue(label: "\(label)-busy", pool: pool)
         let delayed = (0..<6).map { SerialQueue(label: "due\($0)", pool: pool) }
         let order = LockedValue<[Int]>([])
         let held = TestSemaphore()
@@ -203,21 +231,20 @@ struct WorkerPoolTests {
         }
         #expect(held.wait(), "the pool thread never took the held item")
         for (index, queue) in delayed.enumerated() {
-            // One queue falls due at a time: the next is armed only once the previous waits.
-            queue.asyncAfter(delay: .milliseconds(1)) {
+            arm(index, queue, pool) {
                 let count = order.withLock { order in
                     order.append(index)
                     return order.count
                 }
                 if count == delayed.count { allRan.signal() }
             }
-            #expect(
-                eventually(timeout: .seconds(20)) { pool._runQueueCount == index + 1 },
-                "due\(index) never reached the run queue")
         }
+        #expect(
+            eventually(timeout: .seconds(20)) { pool._runQueueCount == delayed.count },
+            "the six never all reached the run queue")
         gate.signal()
         #expect(allRan.wait(), "the due work never all ran")
-        #expect(order.withLock { $0 } == Array(0..<6), "due work ran out of the order it fell due")
+        return order.withLock { $0 }
     }
 
     /// Delayed work that falls due while a thread runs a chain of `next`-slot hops (two queues
