@@ -373,6 +373,49 @@ enum PromiseScenarios {
         }
     }
 
+    /// `withWheelDeadline` (WheelDeadline.swift): "`CancellationError` (or whatever `operation`
+    /// threw) when the calling task itself was cancelled before the deadline: the moment of that
+    /// cancellation counts, not the moment `operation` ends, which may be past the deadline", and
+    /// `WheelDeadlineExceeded` "after the calling task was cancelled once this deadline had
+    /// passed". Two callers with a +100 ms deadline and 1 s of tolerance, whose operations end
+    /// only at +150 ms and +250 ms (a step that cancellation does not end), one cancelled at
+    /// +50 ms and one at +200 ms, while the deadlines' timers fire anywhere in their windows.
+    static let deadlineOutcomeFollowsWhenTheCallerWasCancelled: @Sendable () async -> Void = {
+        let queue = SerialQueue(label: "sim-deadline")
+        let clock = WheelClock(timers: TimerService(scheduler: queue, tick: .milliseconds(1)))
+        let start = clock.now
+        @Sendable func call(cancelledAt cancelAt: Duration, endingAt end: Duration) async -> String {
+            let caller = Task {
+                do {
+                    return try await withWheelDeadline(
+                        at: start.advanced(by: .milliseconds(100)), tolerance: .seconds(1), clock: clock
+                    ) {
+                        await withCheckedContinuation { (step: CheckedContinuation<Void, Never>) in
+                            _ = queue.asyncAfter(delay: clock.now.duration(to: start.advanced(by: end))) { step.resume() }
+                        }
+                        try Task.checkCancellation()
+                        return "value"
+                    }
+                } catch is CancellationError {
+                    return "cancelled"
+                } catch is WheelDeadlineExceeded {
+                    return "exceeded"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            try? await Task.sleep(for: clock.now.duration(to: start.advanced(by: cancelAt)))
+            caller.cancel()
+            return await caller.value
+        }
+        async let early = call(cancelledAt: .milliseconds(50), endingAt: .milliseconds(150))
+        async let late = call(cancelledAt: .milliseconds(200), endingAt: .milliseconds(250))
+        let (before, after) = await (early, late)
+        Simulation.check(before == "cancelled", "a caller cancelled at +50 ms, before its +100 ms deadline, got \(before)")
+        Simulation.check(after == "exceeded", "a caller cancelled at +200 ms, past its +100 ms deadline, got \(after)")
+        queue.sync {}
+    }
+
     // MARK: The services' exactly-once promises
 
     /// A countdown clock on the run's virtual time (the default reads `CLOCK_BOOTTIME` directly).

@@ -71,6 +71,7 @@ enum ScenarioCatalog {
         CatalogEntry("timers-queue-shutdown-ends-each-once", .random, weight: 1, P.timersEndOnceWhenTheServiceEnds(byQueueShutdown: true)),
         CatalogEntry("timeout-one-outcome", .random, weight: 1, P.timeoutManagerDeliversOneOutcome(shutdownRacing: false)),
         CatalogEntry("timeout-one-outcome-shutdown", .random, weight: 1, P.timeoutManagerDeliversOneOutcome(shutdownRacing: true)),
+        CatalogEntry("deadline-outcome-by-cancel-time", .random, weight: 1, async: P.deadlineOutcomeFollowsWhenTheCallerWasCancelled),
         CatalogEntry("countdown-ends-once", .random, weight: 1, P.countdownsEndExactlyOnce(shutdownRacing: false)),
         CatalogEntry("countdown-ends-once-shutdown", .random, weight: 1, P.countdownsEndExactlyOnce(shutdownRacing: true)),
         CatalogEntry("poller-one-outcome", .random, weight: 1, P.pollerDeliversOneOutcome),
@@ -95,6 +96,7 @@ enum ScenarioCatalog {
         "countdown-called-after-cancel": "countdown-ends-once",
         "request-drain-once": "requests-complete-once",
         "due-work-lifo": "pooled-due-work-in-due-order",
+        "deadline-cancelled-caller": "deadline-outcome-by-cancel-time",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }
