@@ -10,7 +10,7 @@ import Testing
     func passesOnTodaysCode(scenario name: String) async throws {
         let entry = try #require(ScenarioCatalog.entry(named: name))
         let report = await offThePool {
-            Simulation(strategy: entry.strategy).explore(name, seeds: entry.seeds(perUnit: 20), entry.scenario)
+            entry.explore(Simulation(strategy: entry.strategy), seeds: entry.seeds(perUnit: 20))
         }
         #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
         let steps = report.results.map(\.steps)

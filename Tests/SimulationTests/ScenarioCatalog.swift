@@ -8,8 +8,10 @@ struct CatalogEntry: Sendable {
     let strategy: Simulation.Strategy
     /// Seeds per CI unit: `seedWeight * SERIAL_SIMULATION_SEEDS / 4`, at least 1.
     let seedWeight: Int
-    let scenario: @Sendable () -> Void
-    /// Set for an async scenario (then `scenario` is unused).
+    /// Private: a plain closure that is empty for an async scenario; `explore`, `run` and
+    /// `replay` pick the right one (the mutant hunt once ran the empty one, finding nothing).
+    private let scenario: @Sendable () -> Void
+    /// Set for an async scenario (then `scenario` is empty).
     private(set) var asyncScenario: (@Sendable () async -> Void)? = nil
 
     init(_ name: String, _ strategy: Simulation.Strategy, weight: Int = 4, _ scenario: @escaping @Sendable () -> Void) {
@@ -28,6 +30,18 @@ struct CatalogEntry: Sendable {
     func explore(_ simulation: Simulation, seeds: some Sequence<UInt64>) -> SimulationReport {
         if let asyncScenario = self.asyncScenario { return simulation.explore(self.name, seeds: seeds, asyncScenario) }
         return simulation.explore(self.name, seeds: seeds, self.scenario)
+    }
+
+    /// Runs the scenario, plain or async, once with `seed`.
+    func run(_ simulation: Simulation, seed: UInt64) -> SimulationResult {
+        if let asyncScenario = self.asyncScenario { return simulation.run(seed: seed, asyncScenario) }
+        return simulation.run(seed: seed, self.scenario)
+    }
+
+    /// Replays `token` on the scenario, plain or async.
+    func replay(_ token: String) -> SimulationResult {
+        if let asyncScenario = self.asyncScenario { return Simulation.replay(token, asyncScenario) }
+        return Simulation.replay(token, self.scenario)
     }
 
     func seeds(perUnit unit: Int) -> Range<UInt64> { 0..<UInt64(max(1, self.seedWeight * unit / 4)) }

@@ -66,13 +66,13 @@ import Testing
             let simulation = Simulation(strategy: entry.strategy)
             let started = ContinuousClock.now
             for seed in 0..<limit {
-                let result = simulation.run(seed: seed, entry.scenario)
+                let result = entry.run(simulation, seed: seed)
                 guard let failure = result.failure else { continue }
                 let seconds = (ContinuousClock.now - started).seconds
                 // How often the bug shows: the share of the first 100 schedules that fail.
-                let failing = (0..<UInt64(100)).filter { simulation.run(seed: $0, entry.scenario).failure != nil }.count
+                let failing = (0..<UInt64(100)).filter { entry.run(simulation, seed: $0).failure != nil }.count
                 let identical = (0..<replays).filter { _ in
-                    let replay = Simulation.replay(result.token, entry.scenario)
+                    let replay = entry.replay(result.token)
                     return replay.traceHash == result.traceHash && replay.failure?.kind == failure.kind
                         && replay.failure?.report == failure.report
                 }.count
