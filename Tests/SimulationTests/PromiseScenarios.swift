@@ -191,6 +191,33 @@ enum PromiseScenarios {
         pool.shutdown()
     }
 
+    /// `StallWatchdog`: it "reports, once per stall, any queue whose running work has not
+    /// finished within `runningThreshold`"; "When a look finds every watched queue idle, the
+    /// watchdog sleeps with no deadline, and each idle queue is armed to wake it the moment it
+    /// gets work". One idle queue watched from the start; a second one watched once the first
+    /// look has begun (it may be under way, or over and asleep), then given work that runs 3 ms
+    /// against a 1 ms threshold: that stall is reported, once.
+    static let stallWatchdogReportsAQueueWatchedAtAnyMoment: @Sendable () -> Void = {
+        let reports = ScenarioBox([String]())
+        let watchdog = StallWatchdog(runningThreshold: .milliseconds(1), checkInterval: .microseconds(200)) {
+            reports.value.append($0.queueLabel)
+        }
+        let idle = SerialQueue(label: "sim-idle")
+        let queue = SerialQueue(label: "sim-stalled")
+        watchdog.watch(idle)
+        var reads = 0
+        while watchdog._lookCount == 0 && reads < 5_000 {
+            _ = MonotonicInstant.now()
+            reads += 1
+        }
+        watchdog.watch(queue)
+        queue.async { Self.pause(.milliseconds(3)) }
+        queue.sync {}
+        Self.pause(.milliseconds(1))  // looks after the stall ended report nothing more
+        watchdog.stop()
+        Simulation.check(reports.value == ["sim-stalled"], "a 3 ms stall against a 1 ms threshold was reported \(reports.value)")
+    }
+
     // MARK: SerialTimers
 
     /// "A callback runs within [deadline, deadline + tolerance], never before its deadline"

@@ -76,6 +76,7 @@ enum ScenarioCatalog {
         CatalogEntry("delayed-never-early-cancel-once", .random, weight: 1, P.delayedWorkNeverEarlyAndCancelledOrRunOnce),
         CatalogEntry("when-shut-down-once", .random, weight: 1, P.whenShutDownRunsEachHandlerOnce),
         CatalogEntry("bounded-queue-waits-for-room", .random, weight: 1, P.boundedQueueWaitsForRoom),
+        CatalogEntry("stall-reported-watched-any-time", .random, weight: 1, P.stallWatchdogReportsAQueueWatchedAtAnyMoment),
         CatalogEntry("pooled-due-work-in-due-order", .random, weight: 1, P.pooledDueWorkRunsInDueOrder),
         CatalogEntry("pooled-turns-bounded", .random, weight: 1, P.pooledTurnsAreBounded),
         CatalogEntry("timers-fire-in-window", .random, weight: 1, P.timersFireInTheirWindow),
@@ -111,6 +112,7 @@ enum ScenarioCatalog {
         "request-drain-once": "requests-complete-once",
         "due-work-lifo": "pooled-due-work-in-due-order",
         "deadline-cancelled-caller": "deadline-outcome-by-cancel-time",
+        "watchdog-watch-during-look": "stall-reported-watched-any-time",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }
