@@ -205,11 +205,7 @@ enum PromiseScenarios {
         let idle = SerialQueue(label: "sim-idle")
         let queue = SerialQueue(label: "sim-stalled")
         watchdog.watch(idle)
-        var reads = 0
-        while watchdog._lookCount == 0 && reads < 5_000 {
-            _ = MonotonicInstant.now()
-            reads += 1
-        }
+        waitForFirstLook(of: watchdog)
         watchdog.watch(queue)
         queue.async { Self.pause(.milliseconds(3)) }
         queue.sync {}
