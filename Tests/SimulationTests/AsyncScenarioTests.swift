@@ -77,33 +77,46 @@ import Testing
     }
 
     /// A continuation of a task of the run resumed by a thread outside it (a Foundation `Thread`,
-    /// not started through the runtime): the job would run unseen, so the run ends.
+    /// not started through the runtime): the job would run unseen, so the run ends. The outside
+    /// thread waits a while of real time so that the task has suspended; on a loaded machine it
+    /// may resume first, and then no job is enqueued at all (the task goes on without suspending)
+    /// and the run passes: it is tried again with a longer wait. No job may ever run unseen.
     @Test func aContinuationResumedFromOutsideTheRunEndsItAsEscaped() async throws {
-        let result = await offThePool {
-            Simulation(strategy: .random).run(seed: 0) { () async in
-                let resumed = OutsideFlag()
-                Task {
-                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        Thread.detachNewThread {
-                            usleep(20_000)  // real time: the task has suspended by then
-                            continuation.resume()
-                            resumed.value.store(true, ordering: .releasing)
-                        }
+        var outcomes: [String] = []
+        for wait: UInt32 in [20_000, 200_000, 1_000_000] {
+            let result = await offThePool { Simulation(strategy: .random).run(seed: 0, Self.resumedFromOutside(after: wait)) }
+            guard let failure = result.failure else {
+                outcomes.append("passed (resumed before the task suspended, \(wait) µs)")
+                continue
+            }
+            #expect(failure.kind == "escaped job", "\(failure.kind): \(failure.report)")
+            #expect(failure.report.contains("enqueued from a thread outside the run"), "\(failure.report)")
+            return
+        }
+        Issue.record("the resume from outside never came after the task suspended: \(outcomes)")
+    }
+
+    private static func resumedFromOutside(after wait: UInt32) -> @Sendable () async -> Void {
+        {
+            let resumed = OutsideFlag()
+            Task {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    Thread.detachNewThread {
+                        usleep(wait)
+                        continuation.resume()
+                        resumed.value.store(true, ordering: .releasing)
                     }
                 }
-                // Keeps the run busy (real time passes, each clock read a scheduling point) until the
-                // resume came, for at most 5,000 rounds: quiescence would otherwise end it first.
-                var rounds = 0
-                while !resumed.value.load(ordering: .acquiring) && rounds < 5_000 {
-                    _ = MonotonicInstant.now()
-                    usleep(1_000)
-                    rounds += 1
-                }
+            }
+            // Keeps the run busy (real time passes, each clock read a scheduling point) until the
+            // resume came, for at most 5,000 rounds: quiescence would otherwise end it first.
+            var rounds = 0
+            while !resumed.value.load(ordering: .acquiring) && rounds < 5_000 {
+                _ = MonotonicInstant.now()
+                usleep(1_000)
+                rounds += 1
             }
         }
-        let failure = try #require(result.failure, "the run passed")
-        #expect(failure.kind == "escaped job", "\(failure.kind): \(failure.report)")
-        #expect(failure.report.contains("enqueued from a thread outside the run"), "\(failure.report)")
     }
 
     /// A double resume traps (the runtime's misuse check), and the trap prints the replay line.
