@@ -19,6 +19,9 @@ final class SimulatedThread: @unchecked Sendable {  // mutable state guarded by 
     var stack: CurrentQueueStack?
     /// The pthread, once created (for `join`).
     var handle: pthread_t?
+    /// How deep the thread is in calls the Swift runtime makes into an executor (`RuntimeCallback`),
+    /// during which it may hold a lock of its own: while above 0 the thread keeps the baton.
+    var runtimeCallbacks = 0
 
     /// What the thread does at its current scheduling point.
     enum State: Equatable {

@@ -7,7 +7,7 @@ import Synchronization
 extension SimulationKernel {
     /// Under the lock: a thread of a run that has ended (stuck, then released) never runs again,
     /// and must not touch objects that a later run may be using.
-    private func parkIfEnded(_ me: SimulatedThread) {
+    func parkIfEnded(_ me: SimulatedThread) {
         while self.status != .running {
             checkPthread(pthread_cond_wait(me.wake, self.lock), "pthread_cond_wait")
         }

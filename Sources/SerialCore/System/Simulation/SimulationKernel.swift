@@ -44,6 +44,8 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     /// The trace hash and the thread picked at each scheduling point, when
     /// `limits.recordsSteps` (the determinism check compares two runs' records).
     var stepMarks: [SimulationStepMark] = []
+    /// How many threads are inside a runtime callback (`SimulatedThread.runtimeCallbacks` above 0).
+    var threadsInRuntimeCallbacks = 0
     private var nextObjectID = 1
 
     /// The failure line's fixed part, as bytes a signal handler can write without allocating.
@@ -97,7 +99,7 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
             }
             self.checkInvariants()
             self.checkLiveness()
-            self.pickNext()
+            self.pickNext(me)
         }
         if me.state == .finished { return }
         while self.running != me.id || self.status != .running {
@@ -107,7 +109,7 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
 
     /// Under the lock: hands the baton to the next thread, moving virtual time to the earliest
     /// deadline when nothing can run; ends the run when nothing ever can.
-    private func pickNext() {
+    private func pickNext(_ me: SimulatedThread) {
         guard self.status == .running else { return }
         while true {
             if self.scheduler.steps >= self.limits.maximumSteps {
@@ -142,6 +144,14 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
                 }
                 return
             }
+            if let next = self.throughRuntimeCallback() {
+                // Not a decision: the runtime may hold a lock that any other thread could block
+                // on outside the seam (`RuntimeCallback`).
+                self.mix(0xD2, next, 0)
+                self.running = next
+                if next != me.id { checkPthread(pthread_cond_signal(self.threads[next].wake), "pthread_cond_signal") }
+                return
+            }
             let next = self.scheduler.next(among: runnable)
             self.mix(0xD1, next, runnable.count)
             if self.limits.recordsSteps { self.stepMarks.append(SimulationStepMark(hash: self.traceHash, thread: next)) }
@@ -149,6 +159,30 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
             checkPthread(pthread_cond_signal(self.threads[next].wake), "pthread_cond_signal")
             return
         }
+    }
+
+    /// Under the lock: the thread that must run next when a thread is inside a runtime callback
+    /// (`RuntimeCallback`), else `nil` (the scheduler decides). The thread in the callback, while it
+    /// can run; while it waits for a mutex, that mutex's owner (or the owner's owner): the thread
+    /// that will free it, and in the meantime no thread that could block on the runtime's lock.
+    private func throughRuntimeCallback() -> Int? {
+        guard self.threadsInRuntimeCallbacks > 0,
+            var thread = self.threads.first(where: { $0.runtimeCallbacks > 0 && $0.state != .finished })
+        else { return nil }
+        for _ in self.threads.indices {
+            if self.mayRun(thread) { return thread.id }
+            guard case .locking(let mutex) = thread.state, let owner = self.mutexOwners[mutex] else { return nil }
+            thread = self.threads[owner]
+        }
+        return nil
+    }
+
+    /// Under the lock, by the running thread `me`: `me` enters (`true`) or leaves a call from the
+    /// Swift runtime into an executor. Not a scheduling point.
+    func runtimeCallback(_ entering: Bool, by me: SimulatedThread) {
+        self.parkIfEnded(me)
+        me.runtimeCallbacks += entering ? 1 : -1
+        if me.runtimeCallbacks == (entering ? 1 : 0) { self.threadsInRuntimeCallbacks += entering ? 1 : -1 }
     }
 
     private func mayRun(_ thread: SimulatedThread) -> Bool {

@@ -136,7 +136,7 @@ package final class SimulationTasks: @unchecked Sendable {  // mutable state gua
             self.kernel.mix(delay == nil ? 0x60 : 0x61, thread.id, self.tasks[id]!.number, delay ?? 0)
             self.kernel.leave()
         }
-        self.executor.enqueue(job, after: .nanoseconds(Int64(clamping: delay ?? 0)))
+        RuntimeCallback.run { self.executor.enqueue(job, after: .nanoseconds(Int64(clamping: delay ?? 0))) }
         return true
     }
 
