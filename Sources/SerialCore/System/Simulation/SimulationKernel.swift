@@ -46,6 +46,8 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     var stepMarks: [SimulationStepMark] = []
     /// How many threads are inside a runtime callback (`SimulatedThread.runtimeCallbacks` above 0).
     var threadsInRuntimeCallbacks = 0
+    /// The ids of the threads that may run, at the current pick (`pickNext`).
+    private var runnable: [Int] = []
     private var nextObjectID = 1
 
     /// The failure line's fixed part, as bytes a signal handler can write without allocating.
@@ -118,7 +120,10 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
                 return
             }
             self.expireTimedWaits()
-            let runnable = self.threads.filter(self.mayRun).map(\.id)
+            // Kept between picks, and filled by hand: this runs at every point, in debug builds.
+            self.runnable.removeAll(keepingCapacity: true)
+            for thread in self.threads where self.mayRun(thread) { self.runnable.append(thread.id) }
+            let runnable = self.runnable
             if runnable.isEmpty {
                 if let earliest = self.earliestDeadline() {
                     self.now = max(self.now, earliest)
@@ -257,9 +262,12 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     /// Adds an event or decision to the trace hash.
     func mix(_ code: UInt64, _ a: Int, _ b: Int, _ c: UInt64 = 0) {
         self.events += 1
-        for value in [code, UInt64(truncatingIfNeeded: a), UInt64(truncatingIfNeeded: b), c] {
-            self.traceHash = (self.traceHash ^ value) &* 0x0000_0100_0000_01B3
-        }
+        // No array of the four: this runs at every event, in debug builds.
+        let prime: UInt64 = 0x0000_0100_0000_01B3
+        var hash = (self.traceHash ^ code) &* prime
+        hash = (hash ^ UInt64(truncatingIfNeeded: a)) &* prime
+        hash = (hash ^ UInt64(truncatingIfNeeded: b)) &* prime
+        self.traceHash = (hash ^ c) &* prime
     }
 }
 

@@ -65,6 +65,7 @@ package final class SimulationTasks: @unchecked Sendable {  // mutable state gua
             fatalError("SerialTesting simulation: an async scenario must start on a simulated thread (internal inconsistency)")
         }
         let pool = WorkerPool(threads: threads, label: "sim-tasks")
+        pool.core.neverSpin()  // the run's own machinery: no spin windows in every async run
         let run = SimulationTasks(kernel: me.kernel, executor: SimulationTaskExecutor(pool: pool))
         Self.active.withLock { $0 = run }
         Task(executorPreference: run.executor) {
