@@ -6,9 +6,10 @@ import Glibc
 ///
 /// Exactly one simulated thread runs at a time: the one named by `running`. A thread at a seam
 /// operation updates the model, then `yield`s: the scheduler picks the next runner among the
-/// threads that may run, and the caller sleeps on its own `wake` until it is picked again. Every
-/// field is guarded by `lock`, a real mutex, which also orders each runner's memory after the
-/// previous one's (happens-before through the hand-off).
+/// threads that may run, and the caller sleeps on its own baton (a semaphore, posted once the
+/// lock is released) until it is picked again. Every field is guarded by `lock`, a real mutex,
+/// which also orders each runner's memory after the previous one's (happens-before through the
+/// hand-off).
 ///
 /// The model mirrors, it does not replace: a thread granted a mutex in the model still takes
 /// the real one (it is free, unless a thread outside the simulation holds it), so state left
@@ -48,6 +49,8 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     var threadsInRuntimeCallbacks = 0
     /// The ids of the threads that may run, at the current pick (`pickNext`).
     private var runnable: [Int] = []
+    /// The thread given the baton under the lock, woken once the lock is released (`leave`).
+    private var picked: SimulatedThread?
     private var nextObjectID = 1
 
     /// The failure line's fixed part, as bytes a signal handler can write without allocating.
@@ -85,8 +88,24 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     @inline(__always)
     func enter() { checkPthread(pthread_mutex_lock(self.lock), "pthread_mutex_lock") }
 
+    /// Releases the lock, then gives the baton to the thread picked under it, if any.
     @inline(__always)
-    func leave() { checkPthread(pthread_mutex_unlock(self.lock), "pthread_mutex_unlock") }
+    func leave() {
+        let picked = self.picked
+        self.picked = nil
+        checkPthread(pthread_mutex_unlock(self.lock), "pthread_mutex_unlock")
+        picked?.giveBaton()
+    }
+
+    /// Under the lock, by `me`: sleeps until `me` holds the baton in a running run (never, once
+    /// the run has ended).
+    func sleepUntilPicked(_ me: SimulatedThread) {
+        while self.running != me.id || self.status != .running {
+            self.leave()
+            me.waitForBaton()
+            self.enter()
+        }
+    }
 
     // MARK: Scheduling
 
@@ -104,9 +123,7 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
             self.pickNext(me)
         }
         if me.state == .finished { return }
-        while self.running != me.id || self.status != .running {
-            checkPthread(pthread_cond_wait(me.wake, self.lock), "pthread_cond_wait")
-        }
+        self.sleepUntilPicked(me)
     }
 
     /// Under the lock: hands the baton to the next thread, moving virtual time to the earliest
@@ -154,14 +171,14 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
                 // on outside the seam (`RuntimeCallback`).
                 self.mix(0xD2, next, 0)
                 self.running = next
-                if next != me.id { checkPthread(pthread_cond_signal(self.threads[next].wake), "pthread_cond_signal") }
+                if next != me.id { self.picked = self.threads[next] }
                 return
             }
             let next = self.scheduler.next(among: runnable)
             self.mix(0xD1, next, runnable.count)
             if self.limits.recordsSteps { self.stepMarks.append(SimulationStepMark(hash: self.traceHash, thread: next)) }
             self.running = next
-            checkPthread(pthread_cond_signal(self.threads[next].wake), "pthread_cond_signal")
+            if next != me.id { self.picked = self.threads[next] }
             return
         }
     }
