@@ -51,9 +51,10 @@ extension SerialQueue: SerialExecutor, TaskExecutor {
     ///
     /// - Complexity: O(1) amortised; no allocation for the job itself.
     public func enqueue(_ job: consuming ExecutorJob) {
+        let core = self.core  // read before the job is taken: the same instructions as before the wrapper
         let job = UnownedJob(job)
         RuntimeCallback.run {
-            self.core.submit(
+            core.submit(
                 .taskJob(job, Unmanaged.passUnretained(self)), bounded: false,
                 operation: "enqueue (a job of a task that prefers it)")
         }
