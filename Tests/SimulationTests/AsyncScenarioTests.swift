@@ -145,6 +145,17 @@ import Testing
         #expect(failed.isEmpty, "\(failed.count) of 48 failed: \(failed.map { $0.failure!.line + " " + $0.failure!.message })")
     }
 
+    /// A small async scenario stays small: the run's own task pool does not spin, and a spinning
+    /// pool thread looks once per clock read in simulation builds. With both undone, spin windows
+    /// made 1,515–2,256 scheduling points of each of these runs (16 looks at two seam atomics per
+    /// clock read); now 237–304.
+    @Test func aSmallAsyncScenarioTakesFewSchedulingPoints() async {
+        let report = await offThePool { Simulation(strategy: .random).explore(seeds: 0..<20, AsyncScenarios.small) }
+        let steps = report.results.map(\.steps)
+        #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
+        #expect(steps.allSatisfy { $0 < 500 }, "scheduling points per run: \(steps)")
+    }
+
     /// Two report flaws: a failed check no longer hides a later deadlock of the same run, and an
     /// idle dedicated worker is not reported as holding its queue.
     @Test func aFailedCheckThenADeadlockReportsBoth() async throws {
