@@ -136,6 +136,39 @@ import Testing
         #expect(text.contains("resume") && text.contains("replay: sim1:random:0:"), "\(text)")
     }
 
+    /// `cancelAll()` on a group whose child sleeps: the runtime enqueues the child's job while it
+    /// holds the child's status record lock. Were that enqueue's seam operations scheduling points,
+    /// a thread picked there could block on the lock outside the seam (the child's thread resuming
+    /// from its sleep), and the run would end `stuck` (10 of the first 48 seeds of the user-bug
+    /// table's deadline scenario did, after 30 s each). A stall of 3 s counts as stuck here.
+    @Test func cancellingASleepingChildNeverLeavesARunStuck() async {
+        let limits = { () -> SimulationLimits in
+            var limits = SimulationLimits()
+            limits.stallSeconds = 3
+            return limits
+        }()
+        let outcomes = await offThePool {
+            (0..<UInt64(48)).map { seed in
+                SimulationRun.execute(
+                    SimulationScheduler(strategy: .random, seed: seed), limits: limits, taskThreads: 2,
+                    AsyncScenarios.sleepingChildCancelled)
+            }
+        }
+        let failed = outcomes.filter { $0.failure != nil }
+        #expect(failed.isEmpty, "\(failed.count) of 48 failed: \(failed.map { $0.failure!.line + " " + $0.failure!.message })")
+    }
+
+    /// A small async scenario stays small: the run's own task pool does not spin, and a spinning
+    /// pool thread looks once per clock read in simulation builds. With both undone, spin windows
+    /// made 1,515–2,256 scheduling points of each of these runs (16 looks at two seam atomics per
+    /// clock read); now 237–304.
+    @Test func aSmallAsyncScenarioTakesFewSchedulingPoints() async {
+        let report = await offThePool { Simulation(strategy: .random).explore(seeds: 0..<20, AsyncScenarios.small) }
+        let steps = report.results.map(\.steps)
+        #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
+        #expect(steps.allSatisfy { $0 < 500 }, "scheduling points per run: \(steps)")
+    }
+
     /// Two report flaws: a failed check no longer hides a later deadlock of the same run, and an
     /// idle dedicated worker is not reported as holding its queue.
     @Test func aFailedCheckThenADeadlockReportsBoth() async throws {
@@ -221,6 +254,16 @@ enum AsyncScenarios {
         let values = await [first, second]
         try? await Task.sleep(for: .milliseconds(1))
         Simulation.check(values.sorted() == [1, 2], "the actor counted \(values)")
+    }
+
+    /// A group of a slow and a quick sleeper: the slow one is cancelled in its sleep.
+    static let sleepingChildCancelled: @Sendable () async -> Void = {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: .seconds(60)) }
+            group.addTask { try? await Task.sleep(for: .seconds(1)) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     static let continuationNeverResumed: @Sendable () async -> Void = {
