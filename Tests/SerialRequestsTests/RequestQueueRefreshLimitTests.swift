@@ -12,6 +12,10 @@ struct RequestQueueRefreshLimitTests {
     /// The default limit and window (3 per 60 s).
     static let configuration = TestQueue.Configuration(maximumConcurrent: 4, agingInterval: nil)
 
+    /// Tokens that last 2 s, margin 500 ms, retryInterval 500 ms: each fresh for 1.5 s.
+    static let twoSecondTokens = TokenLifetime(
+        lifetime: .seconds(2), firstExpiresIn: .seconds(2), margin: .milliseconds(500), retryInterval: .milliseconds(500))
+
     /// A request every `every` until `until` from the start.
     func traffic(_ harness: Harness, every: Duration, until: Duration, tag: String = "r") -> [String] {
         var tags: [String] = []
@@ -28,10 +32,7 @@ struct RequestQueueRefreshLimitTests {
     /// every 100 ms for two minutes: about 60 refreshes, each ahead of expiry, none refused,
     /// none rejected, every request served. Before the rule, the fourth was refused.
     @Test func shortLivedTokensAreRefreshedAheadForAsLongAsTheyLastUnderTheDefaultLimit() {
-        let lifetime = TokenLifetime(
-            lifetime: .seconds(2), firstExpiresIn: .seconds(2), margin: .milliseconds(500),
-            retryInterval: .milliseconds(500))
-        let harness = Harness(Self.configuration, lifetime: lifetime)
+        let harness = Harness(Self.configuration, lifetime: Self.twoSecondTokens)
         let tags = self.traffic(harness, every: .milliseconds(100), until: .seconds(120))
         harness.advance(.seconds(1))
         let failed = tags.filter { harness.recorder.only($0)?.isSuccess != true }
@@ -46,10 +47,7 @@ struct RequestQueueRefreshLimitTests {
     /// The same tokens while the queue is idle between bursts: each burst meets an expired token,
     /// parks, and one refresh (paid for by the token's lifetime) serves it.
     @Test func expiredWhileIdleTokensAreRefreshedAtEachBurstUnderTheDefaultLimit() {
-        let lifetime = TokenLifetime(
-            lifetime: .seconds(2), firstExpiresIn: .seconds(2), margin: .milliseconds(500),
-            retryInterval: .milliseconds(500))
-        let harness = Harness(Self.configuration, lifetime: lifetime)
+        let harness = Harness(Self.configuration, lifetime: Self.twoSecondTokens)
         var tags: [String] = []
         for burst in 0..<10 {
             harness.advance(.seconds(3))  // the token has expired

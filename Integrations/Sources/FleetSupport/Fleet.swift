@@ -41,8 +41,8 @@ public struct FleetScenario: Sendable {
 /// What a fleet run saw, counted on the server side and by each replica.
 public struct FleetReport: Sendable {
     public var scenario: FleetScenario
-    /// The coordinator's table (with `.postgres`).
-    public var table: String
+    /// What every replica was told (its name aside): the coordinator's table, TLS and sealing key among it.
+    public var options: FleetWorkerOptions
     /// The authorization server's counts.
     public var server: ServerCounts.RotationCounts
     /// The replicas' reports (a killed replica has none).
@@ -176,7 +176,7 @@ public enum Fleet {
             takenOver = counts.refreshCalledAt[0].duration(to: counts.refreshCalledAt[1])
         }
         return FleetReport(
-            scenario: scenario, table: table, server: counts, workers: reports, failures: failures, recoveredAfter: recovered,
+            scenario: scenario, options: options, server: counts, workers: reports, failures: failures, recoveredAfter: recovered,
             takenOverAfter: takenOver, elapsed: elapsed)
     }
 }

@@ -90,21 +90,13 @@ struct FleetTests {
         print(report.contractLine + " (lifetime known, TLS verified, sealed)")
         self.expectRefreshedAheadOncePerGeneration(report)
 
-        let stored = try postgres.sql("SELECT credential FROM \(report.table)")
+        let stored = try postgres.sql("SELECT credential FROM \(report.options.table)")
         let prefix = "sealed:v1:fleet-k1:"
         #expect(stored.hasPrefix(prefix) && stored.dropFirst(prefix.count).allSatisfy(\.isHexDigit)
                 && stored.count > prefix.count, "the stored row: \(stored)")
         // A replica with the key, over TLS, reads the server's last pair from it.
-        var options = FleetWorkerOptions()
-        options.postgresPort = postgres.port
-        options.postgresUser = postgres.username
-        options.postgresDatabase = postgres.database
-        options.table = report.table
-        options.postgresTrustRoots = certificates.authority
-        options.postgresServerName = "localhost"
-        options.sealingKeyFile = keyFile
         let reader = try await PostgresCredentialCoordinator<TokenPair>.connect(
-            options.postgres, initial: .initial, codec: try options.codec())
+            report.options.postgres, initial: .initial, codec: try report.options.codec())
         try await closing([reader]) { () async throws in
             let (pair, generation) = try await reader.current()
             let last = report.server.refreshes

@@ -8,20 +8,8 @@ import Testing
 /// against the local clusters on 127.0.0.1: the plain one (ssl off) and the TLS-only one.
 @Suite("PostgresTLS and CredentialSealing under attack", .serialized)
 struct TLSAndSealingAttackTests {
-    static func key(_ id: String, _ byte: UInt8) -> CredentialSealing.Key {
-        try! CredentialSealing.Key(id: id, bytes: [UInt8](repeating: byte, count: 32))
-    }
-
-    private func connect(
-        _ configuration: PostgresCredentialCoordinator<String>.Configuration, _ sealing: CredentialSealing? = nil,
-        initial: String = "secret-t0"
-    ) async throws -> PostgresCredentialCoordinator<String> {
-        try await PostgresCredentialCoordinator<String>.connect(
-            configuration, initial: initial, codec: sealing.map { .string.sealed(with: $0) } ?? .string)
-    }
-
-    /// The `PostgresCoordinatorError` `body` throws; records an issue (and closes what it made) otherwise.
-    private func refusal(
+    /// The `PostgresCoordinatorError` a connect throws; records an issue (and closes what it made) otherwise.
+    private func connectRefusal(
         _ body: () async throws -> PostgresCredentialCoordinator<String>, sourceLocation: SourceLocation = #_sourceLocation
     ) async -> PostgresCoordinatorError? {
         do {
@@ -36,10 +24,6 @@ struct TLSAndSealingAttackTests {
         return nil
     }
 
-    private func leaseColumns(_ postgres: LocalPostgres, _ table: String) throws -> String {
-        try postgres.sql("SELECT generation, coalesce(lease_holder, 'free'), lease_fence FROM \(table)")
-    }
-
     // MARK: TLS
 
     /// `.automatic` is unencrypted only for the loopback spellings it knows; `127.1` and
@@ -51,14 +35,14 @@ struct TLSAndSealingAttackTests {
         let postgres = try SharedPostgres.get()  // ssl off
         var configuration = postgres.configuration()
         configuration.host = host
-        let error = await self.refusal { try await self.connect(configuration) }
+        let error = await self.connectRefusal { try await connectCoordinator(configuration) }
         guard case .tls(_, let reason)? = error, reason.contains("does not offer TLS") else {
             Issue.record("\(host) with .automatic: \(error.map { "\($0)" } ?? "connected")")
             return
         }
         configuration.tls = .unencrypted
-        let named = try await self.connect(configuration)
-        try await closing([named]) { () async throws in #expect(try await named.current().credential == "secret-t0") }
+        let named = try await connectCoordinator(configuration)
+        try await closing([named]) { () async throws in #expect(try await named.current().credential == "secret-token-t0") }
     }
 
     /// Trust roots that hold no certificate (an empty PEM text, an empty file, a key instead of a
@@ -72,7 +56,7 @@ struct TLSAndSealingAttackTests {
         for roots in [PostgresTLS.TrustRoots.pem(""), .pemFile(path: empty), .pemFile(path: certificates.serverKey)] {
             var configuration = postgres.configuration()
             configuration.tls = .verified(trustRoots: roots, serverName: "localhost")
-            let error = await self.refusal { try await self.connect(configuration) }
+            let error = await self.connectRefusal { try await connectCoordinator(configuration) }
             guard case .tls(_, let reason)? = error, reason.contains("could not be loaded") else {
                 Issue.record("\(roots.description): \(error.map { "\($0)" } ?? "connected")")
                 continue
@@ -87,8 +71,8 @@ struct TLSAndSealingAttackTests {
     @Test func aCoordinatorWithoutSealingRefusesASealedRowInsteadOfUsingItsCiphertext() async throws {
         let postgres = try SharedPostgres.get()
         let configuration = postgres.configuration()
-        let sealed = try await self.connect(configuration, try CredentialSealing(sealingWith: Self.key("k1", 1)))
-        let plain = try await self.connect(configuration)
+        let sealed = try await connectCoordinator(configuration, try CredentialSealing(sealingWith: sealingKey("k1", 1)))
+        let plain = try await connectCoordinator(configuration)
         try await closing([sealed, plain]) { () async throws in
             do {
                 let read = try await plain.current()
@@ -101,7 +85,7 @@ struct TLSAndSealingAttackTests {
                 #expect("\(error)".contains("its codec does not seal: use codec.sealed(with:)"), "\(error)")
             }
             // The sealing replica is untouched by that refusal.
-            #expect(try await sealed.current().credential == "secret-t0")
+            #expect(try await sealed.current().credential == "secret-token-t0")
         }
     }
 
@@ -112,23 +96,23 @@ struct TLSAndSealingAttackTests {
     @Test func keyRotationAcrossReplicasReadsBothKeysUntilTheOldOneIsRetired() async throws {
         let postgres = try SharedPostgres.get()
         let configuration = postgres.configuration()
-        let (k1, k2) = (Self.key("k1", 1), Self.key("k2", 2))
-        let before = try await self.connect(configuration, try CredentialSealing(sealingWith: k1))
-        let opening = try await self.connect(configuration, try CredentialSealing(sealingWith: k1, alsoOpening: [k2]))
-        let sealing = try await self.connect(configuration, try CredentialSealing(sealingWith: k2, alsoOpening: [k1]))
-        let retired = try await self.connect(configuration, try CredentialSealing(sealingWith: k2))
+        let (k1, k2) = (sealingKey("k1", 1), sealingKey("k2", 2))
+        let before = try await connectCoordinator(configuration, try CredentialSealing(sealingWith: k1))
+        let opening = try await connectCoordinator(configuration, try CredentialSealing(sealingWith: k1, alsoOpening: [k2]))
+        let sealing = try await connectCoordinator(configuration, try CredentialSealing(sealingWith: k2, alsoOpening: [k1]))
+        let retired = try await connectCoordinator(configuration, try CredentialSealing(sealingWith: k2))
         try await closing([before, opening, sealing, retired]) { () async throws in
             let table = configuration.table
             // Generation 0, sealed with k1 by the first to connect: the replica with k2 reads it.
-            #expect(try await sealing.current().credential == "secret-t0")
+            #expect(try await sealing.current().credential == "secret-token-t0")
             guard case .success(.lease(let lease1)) = await sealing.acquireWithin(.seconds(30), replacing: 0) else {
                 Issue.record("no lease on generation 0")
                 return
             }
-            _ = await sealing.publishWithin(.seconds(30), "secret-t1", under: lease1)
+            _ = await sealing.publishWithin(.seconds(30), "secret-token-t1", under: lease1)
             #expect(try postgres.sql("SELECT credential FROM \(table)").hasPrefix("sealed:v1:k2:"))
-            #expect(try await opening.current().credential == "secret-t1", "the new key, opened before it sealed")
-            #expect(try await retired.current().credential == "secret-t1")
+            #expect(try await opening.current().credential == "secret-token-t1", "the new key, opened before it sealed")
+            #expect(try await retired.current().credential == "secret-token-t1")
             // The replica that never got k2: refused, naming the key; no lease taken.
             guard case .failure(PostgresCoordinatorError.sealedWithUnknownKey(_, "k2", ["k1"])) =
                 await before.acquireWithin(.seconds(30), replacing: 0)
@@ -136,15 +120,15 @@ struct TLSAndSealingAttackTests {
                 Issue.record("a replica without k2 was not refused with the key's id")
                 return
             }
-            #expect(try self.leaseColumns(postgres, table) == "1|free|1")
+            #expect(try postgres.leaseColumns(table) == "1|free|1")
             // A replica still sealing with k1 publishes generation 2: readable by all but the retired one.
             guard case .success(.lease(let lease2)) = await opening.acquireWithin(.seconds(30), replacing: 1) else {
                 Issue.record("no lease on generation 1 after the refusal")
                 return
             }
-            _ = await opening.publishWithin(.seconds(30), "secret-t2", under: lease2)
-            #expect(try await sealing.current().credential == "secret-t2")
-            let early = await self.refusalOf { try await retired.current() }
+            _ = await opening.publishWithin(.seconds(30), "secret-token-t2", under: lease2)
+            #expect(try await sealing.current().credential == "secret-token-t2")
+            let early = await refusal { try await retired.current() }
             guard case .sealedWithUnknownKey(_, "k1", ["k2"])? = early else {
                 Issue.record("k1 retired while a row needed it: \(String(describing: early))")
                 return
@@ -158,44 +142,35 @@ struct TLSAndSealingAttackTests {
     @Test func aTamperedRowIsReplacedByAnotherReplicaAndTheOnesBehindRecover() async throws {
         let postgres = try SharedPostgres.get()
         let configuration = postgres.configuration()
-        let sealing = try CredentialSealing(sealingWith: Self.key("k1", 1))
-        let behind = try await self.connect(configuration, sealing)
-        let ahead = try await self.connect(configuration, sealing)
+        let sealing = try CredentialSealing(sealingWith: sealingKey("k1", 1))
+        let behind = try await connectCoordinator(configuration, sealing)
+        let ahead = try await connectCoordinator(configuration, sealing)
         try await closing([behind, ahead]) { () async throws in
             let table = configuration.table
             guard case .success(.lease(let lease)) = await ahead.acquireWithin(.seconds(30), replacing: 0) else {
                 Issue.record("no lease")
                 return
             }
-            _ = await ahead.publishWithin(.seconds(30), "secret-t1", under: lease)
+            _ = await ahead.publishWithin(.seconds(30), "secret-token-t1", under: lease)
             _ = try postgres.sql("UPDATE \(table) SET credential = replace(credential, 'sealed:v1:k1:', 'sealed:v1:k1:00')")
             guard case .failure(PostgresCoordinatorError.unsealable) = await behind.acquireWithin(.seconds(30), replacing: 0)
             else {
                 Issue.record("the tampered row was not refused")
                 return
             }
-            #expect(try self.leaseColumns(postgres, table) == "1|free|1")
+            #expect(try postgres.leaseColumns(table) == "1|free|1")
             guard case .success(.lease(let next)) = await ahead.acquireWithin(.seconds(30), replacing: 1) else {
                 Issue.record("the holder of generation 1 could not take the lease over the tampered row")
                 return
             }
-            let outcome = await ahead.publishWithin(.seconds(30), "secret-t2", under: next)
+            let outcome = await ahead.publishWithin(.seconds(30), "secret-token-t2", under: next)
             #expect(outcome.map { "\($0)" } == "success(SerialRequests.PublishOutcome.accepted(generation: 2))")
-            guard case .success(.published("secret-t2", generation: 2)) =
+            guard case .success(.published("secret-token-t2", generation: 2)) =
                 await behind.acquireWithin(.seconds(30), replacing: 0)
             else {
                 Issue.record("the replica behind did not recover the new generation")
                 return
             }
-        }
-    }
-
-    private func refusalOf<T>(_ body: () async throws -> T) async -> PostgresCoordinatorError? {
-        do {
-            _ = try await body()
-            return nil
-        } catch {
-            return error as? PostgresCoordinatorError
         }
     }
 }
