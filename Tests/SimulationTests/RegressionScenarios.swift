@@ -37,6 +37,35 @@ enum RegressionScenarios {
         b.sync {}
     }
 
+    /// A queue left in a pool thread's `next` slot while that thread runs an endless item is taken
+    /// by the other thread, asleep when the queue was made runnable: the fill wakes it to watch,
+    /// and it takes the queue after the patience (`next-never-stolen`: the watcher never takes it;
+    /// the pool's invariant fails once the watcher has read the clock past the patience, and the
+    /// item's bounded loop would give up). Liveness of the bounded delay, in virtual time.
+    static let nextQueueOfAnEndlessItemIsTakenByAnIdleThread: @Sendable () -> Void = {
+        let pool = WorkerPool(threads: 2, label: "sim-endless")
+        let a = SerialQueue(label: "sim-endless-a", pool: pool)
+        let b = SerialQueue(label: "sim-endless-b", pool: pool)
+        var waits = 0
+        while pool._idleThreadCount < 2 && waits < 5_000 {
+            _ = MonotonicInstant.now()
+            waits += 1
+        }
+        Simulation.check(pool._idleThreadCount == 2, "the pool's threads did not both fall asleep (\(waits) clock reads)")
+        let ran = ScenarioBox(false)
+        a.async {
+            b.async { ran.value = true }  // this thread's `next` slot; the other thread sleeps
+            var reads = 0  // an endless item: it ends only once b's work ran elsewhere
+            while !ran.value && reads < 5_000 {
+                _ = MonotonicInstant.now()
+                reads += 1
+            }
+            Simulation.check(ran.value, "b waited in the next slot of a's endless item for \(reads) clock reads")
+        }
+        a.sync {}
+        b.sync {}
+    }
+
     /// Work a turn queues behind its `next` slot (in its thread's own run queue) runs on the other
     /// pool thread once that one is free, while the turn goes on (`local-not-stolen`: a free
     /// thread does not look at other threads' own run queues). A push that does not read

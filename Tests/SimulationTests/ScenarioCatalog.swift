@@ -34,6 +34,7 @@ enum ScenarioCatalog {
         CatalogEntry("pooled-queues-pct3", .pct(depth: 3), Scenarios.pooledQueues),
         CatalogEntry("work-conservation", .random, RegressionScenarios.workPostedFromATurnRunsOnAFreeThread),
         CatalogEntry("own-run-queue-stolen", .random, RegressionScenarios.workQueuedBehindNextRunsOnAFreeThread),
+        CatalogEntry("next-taken-during-endless-item", .random, RegressionScenarios.nextQueueOfAnEndlessItemIsTakenByAnIdleThread),
         CatalogEntry("release-on-pool-thread", .random, RegressionScenarios.releasingADedicatedQueueOnAPoolThread),
         CatalogEntry("stop-watching-during-look", .random, weight: 1, RegressionScenarios.stopWatchingDuringALook),
         CatalogEntry("due-work-ends-hops", .random, weight: 2, RegressionScenarios.dueWorkEndsAChainOfHops),
@@ -50,6 +51,7 @@ enum ScenarioCatalog {
         "due-behind-hops": "due-work-ends-hops",
         "coordinator-ignores-lease": "coordinator-one-lease",
         "local-not-stolen": "own-run-queue-stolen",
+        "next-never-stolen": "next-taken-during-endless-item",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }

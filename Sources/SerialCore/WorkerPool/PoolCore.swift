@@ -3,12 +3,13 @@ import Synchronization
 /// The engine of a `WorkerPool`: its threads, the run queue of runnable serial queues, and its
 /// timer. Queue cores and pool threads retain it; the public `WorkerPool` only starts and stops it.
 ///
-/// Where work waits: in each pool thread's `next` slot and own run queue (`PoolWorker.local`),
-/// which its thread fills and takes from without any lock while every other thread is busy; and
-/// in the pool's run queue (the injection queue, under the mutex), for work from outside the
-/// pool, for due delayed work, and for work made runnable while a pool thread is free. A thread
-/// out of work looks at the run queue, then steals half of another thread's own run queue, then
-/// a `next` slot.
+/// Where work waits: in each pool thread's `next` slot (filled by its own turns, whether or not
+/// another thread is free) and own run queue (`PoolWorker.local`, while every other thread is
+/// busy), which its thread fills and takes from without any lock; and in the pool's run queue
+/// (the injection queue, under the mutex), for work from outside the pool, for due delayed work,
+/// and for other work made runnable while a pool thread is free. A thread out of work looks at
+/// the run queue, then steals half of another thread's own run queue; a `next` queue it takes
+/// only after watching it wait `nextPatienceNanoseconds` (`spinBeforeSleeping`).
 ///
 /// Locking: the pool's mutex is a leaf. A queue's mutex may be held while taking it (a `sync`
 /// caller telling the pool it blocks), never the other way round: the pool never takes a queue's
@@ -26,6 +27,13 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     static let spinWindowNanoseconds: UInt64 = 20_000
     /// A watching thread reads the clock once per this many looks at the hints.
     static let looksPerClockRead = 16
+    /// How long a queue waits in a busy thread's `next` slot before a watching thread takes it:
+    /// the bound of the pool's work conservation (runnable work never waits longer while a thread
+    /// is free, plus the watcher's own scheduling). Below a wake-up's cost (a futex wake and a
+    /// sleeping core's start: 5-50 µs on these VMs) and far above a hop (a few hundred ns), so a
+    /// chain of hops stays on its thread and work that a long item holds up moves within 5 µs
+    /// (Go waits about 3 µs before it steals a `runnext`).
+    static let nextPatienceNanoseconds: UInt64 = 5_000
 
     let label: String
     let mutex = PthreadMutex()
@@ -44,6 +52,13 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// Counts the times a thread told the free ones about work in its own run queue, under the
     /// lock; watching threads look again when it changes.
     private let localWorkNotices = SeamAtomic<Int>(0)
+    /// `state.spinningCount`, stored under the lock, read without it by a thread filling its
+    /// `next` slot: a watcher will take the queue after its patience, so nobody need be woken.
+    private let watchingCount = SeamAtomic<Int>(0)
+    #if SERIAL_SIMULATION
+    /// Ghost: set when a watcher took a `next` queue before its patience (`checkStealIsPatient`).
+    @exclusivity(unchecked) var earlySteal: String? = nil
+    #endif
     #if SERIAL_LOCK_STATISTICS
     /// Turns and task jobs run, for lock acquisitions per unit of work (an instrumented build).
     let turnsRun = Atomic<Int>(0)
@@ -105,12 +120,13 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         if shouldLeave { self.timers.stop() }
     }
 
-    /// A queue has work and no owner. From a pool thread's own turn, while no other thread is
-    /// free, it goes to that thread's `next` slot (it runs there after the turn, or a thread that
-    /// runs out of work steals it), or to its own run queue if `next` is taken; from outside the
-    /// pool, or while a thread is free, to the run queue's tail, waking an idle thread unless a
-    /// spinning one will look. Work conservation: the calling work may go on for long, so a
-    /// queue is counted on it only while no other thread could run the queue.
+    /// A queue has work and no owner. From a pool thread's own turn, it goes to that thread's
+    /// `next` slot (it runs there after the turn: locality), or to its own run queue if `next` is
+    /// taken; from outside the pool to the run queue's tail, waking an idle thread unless a
+    /// spinning one will look. A `next` fill wakes nobody while no other thread is free or one
+    /// already watches; otherwise it wakes an idle thread to watch, which takes the queue if it
+    /// waits there longer than `nextPatienceNanoseconds` (the calling work may go on for long:
+    /// work conservation, as a bound).
     func makeRunnable(_ core: QueueCore) {
         guard let worker = CurrentQueueStack.current.poolWorker, worker.pool === self else {
             return self.enqueue(core)  // from outside the pool
@@ -121,10 +137,14 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         defer { worker.isPublishing = false }
         #endif
         worker.fillNext(core)
-        // Dekker with `lookForWork`: stored, then read; a free thread stores, then reads `next`.
+        // Dekker with a thread becoming free (it adds to `freeCount`, then reads every `next`) and
+        // with a watcher leaving (it subtracts from `watchingCount`, then reads every `next`).
         guard self.freeCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
-        guard let published = worker.takeNext() else { return }  // a thief has it already
-        self.enqueue(published)
+        guard self.watchingCount.load(ordering: .sequentiallyConsistent) == 0 else { return }
+        self.mutex.lock()
+        let idle = self.state.spinningCount == 0 ? self.state.wakeIdleWorker() : nil
+        self.mutex.unlock()
+        idle?.wakeUp.signal()
     }
 
     /// A queue whose turn left work goes back behind the work waiting: at the run queue's tail
@@ -284,21 +304,36 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 holdsLock = true
             }
             if let runnable = self.lookForWork(on: worker, isFree: &isFree) {
+                let idle = self.wakeWatcherIfNeeded(besides: worker)
                 self.mutex.unlock()
                 holdsLock = false
+                idle?.wakeUp.signal()
                 self.run(runnable, on: worker, stack: stack)
                 ranSinceSpinning = true
                 continue
             }
             if self.state.retireIfSurplus() { break }
-            if ranSinceSpinning {
-                // Once per stretch of work, never while idle: an idle pool causes no wake-ups.
+            // Once per stretch of work, never while idle (an idle pool causes no wake-ups); and
+            // while a `next` slot holds a queue that nobody watches (work conservation).
+            let mustWatch = self.state.spinningCount == 0 && self.anyNextIsFilled(besides: worker)
+            if (ranSinceSpinning || mustWatch) && self.state.maySpin {
                 ranSinceSpinning = false
-                if self.state.maySpin {
-                    self.spinBeforeSleeping()
-                    continue  // look again, under the lock
+                if let stolen = self.spinBeforeSleeping(on: worker) {
+                    if isFree {
+                        isFree = false
+                        self.freeCount.subtract(1, ordering: .sequentiallyConsistent)
+                    }
+                    let idle = self.wakeWatcherIfNeeded(besides: worker)
+                    self.mutex.unlock()
+                    holdsLock = false
+                    idle?.wakeUp.signal()
+                    self.run(.queue(stolen), on: worker, stack: stack)
+                    ranSinceSpinning = true
+                    continue
                 }
+                continue  // look again, under the lock
             }
+            ranSinceSpinning = false
             self.state.goIdle(worker)
             while !worker.isWoken {
                 worker.wakeUp.wait(releasing: self.mutex)
@@ -326,9 +361,10 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     }
 
     /// Under the lock: the run queue's head, else this thread's own work, else half of another
-    /// thread's own run queue, else a queue stolen from a `next` slot. Before it looks at other
-    /// threads' work the thread counts itself free (so a later push goes to the run queue, or
-    /// tells it), and it stays counted until it finds work.
+    /// thread's own run queue (`next` slots are taken only by a watcher, after its patience).
+    /// Before it looks at other threads' work the thread counts itself free (so a later push goes
+    /// to the run queue, or tells it, and a later `next` fill wakes a watcher), and it stays
+    /// counted until it finds work.
     private func lookForWork(on worker: PoolWorker, isFree: inout Bool) -> PoolRunnable? {
         #if SERIAL_SIMULATION
         worker.willLook = false
@@ -343,14 +379,6 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 if let stolen = other.local.stealHalf(into: worker.local) {
                     found = stolen.runnable
                     break
-                }
-            }
-            if found == nil {
-                for other in self.state.workers {
-                    if let stolen = other.takeNext() {
-                        found = .queue(stolen)
-                        break
-                    }
                 }
             }
         }
@@ -396,18 +424,39 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         worker.isInTurn = false
     }
 
-    /// Watches the run queue without the lock for a few microseconds. Called and returns with
-    /// the mutex held; the caller looks at the run queue again afterwards.
+    /// Under the lock: whether another thread's `next` slot holds a queue (read after this
+    /// thread counted itself free, or stopped watching: Dekker's with `makeRunnable`).
+    private func anyNextIsFilled(besides worker: PoolWorker) -> Bool {
+        self.state.workers.contains { $0 !== worker && $0.nextWord != 0 }
+    }
+
+    /// Under the lock, when this thread takes work: if a `next` slot holds a queue and nobody is
+    /// left to watch it, an idle thread to wake (it will watch).
+    private func wakeWatcherIfNeeded(besides worker: PoolWorker) -> PoolWorker? {
+        guard self.state.spinningCount == 0, self.anyNextIsFilled(besides: worker) else { return nil }
+        return self.state.wakeIdleWorker()
+    }
+
+    /// Watches the run queue and the other threads' `next` slots without the lock: for a few
+    /// microseconds, and for as long as a `next` slot holds a queue. A queue that stays in one
+    /// `next` slot (the same fill: its word is tagged) for `nextPatienceNanoseconds` is taken and
+    /// returned, to run now. Called and returns with the mutex held; with no queue returned, the
+    /// caller looks at the run queue again.
     ///
     /// It does not `sched_yield` while it watches: a watching thread counts as one that will look
     /// (enqueuing wakes no idle thread for it), so a watcher that gave its core to another
     /// process's thread left runnable queues waiting for a timeslice (measured under load:
     /// pooled `sync_contended` 1,224–18,942 ns yielding, 210–444 not).
-    private func spinBeforeSleeping() {
+    private func spinBeforeSleeping(on worker: PoolWorker) -> QueueCore? {
         self.state.startSpinning()
+        self.watchingCount.add(1, ordering: .sequentiallyConsistent)
         let notices = self.localWorkNotices.load(ordering: .relaxed)
+        let others = self.state.workers.filter { $0 !== worker }
         self.mutex.unlock()
         let deadline = ClockReads.monotonicNanoseconds() &+ Self.spinWindowNanoseconds
+        // The fill watched: its slot's owner, its word, and when this thread first saw it.
+        var watched: (owner: PoolWorker, word: UInt, since: UInt64)? = nil
+        var stolen: QueueCore? = nil
         watching: while true {
             for _ in 0..<Self.looksPerClockRead {
                 if self.runnableHint.load(ordering: .acquiring) != 0
@@ -416,10 +465,41 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                     break watching
                 }
             }
-            if ClockReads.monotonicNanoseconds() >= deadline { break }
+            let now = ClockReads.monotonicNanoseconds()
+            if let fill = watched, fill.owner.nextWord == fill.word {
+                #if SERIAL_SIMULATION
+                worker.watchedReads += 1
+                #endif
+                if now &- fill.since >= Self.nextPatienceNanoseconds {
+                    #if SERIAL_SIMULATION
+                    self.checkStealIsPatient(from: fill.owner)
+                    #endif
+                    stolen = fill.owner.stealNext(ifStill: fill.word)
+                    if stolen != nil { break }
+                    watched = nil
+                }
+            } else {
+                watched = nil
+                #if SERIAL_SIMULATION
+                worker.watchedReads = 0
+                #endif
+                for other in others {
+                    let word = other.nextWord
+                    if word != 0 {
+                        watched = (other, word, now)
+                        break
+                    }
+                }
+            }
+            if watched == nil && now >= deadline { break }
         }
+        #if SERIAL_SIMULATION
+        worker.watchedReads = 0
+        #endif
         self.mutex.lock()
         self.state.stopSpinning()
+        self.watchingCount.subtract(1, ordering: .sequentiallyConsistent)
+        return stolen
     }
 
     // MARK: Stopping

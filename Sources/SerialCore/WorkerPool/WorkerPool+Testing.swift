@@ -5,6 +5,11 @@ extension WorkerPool {
     package var _runQueueCount: Int {
         self.core.mutex.withLock { self.core.state.runQueue.count }
     }
+
+    /// How many pool threads sleep idle (not watching: asleep until woken).
+    package var _idleThreadCount: Int {
+        self.core.mutex.withLock { self.core.state.idleWorkers.count }
+    }
 }
 
 #if SERIAL_LOCK_STATISTICS

@@ -18,20 +18,29 @@ import Glibc
 /// memory.
 ///
 /// **Where runnable work waits.** Work from outside the pool goes to the pool's run queue (one
-/// lock). Work a pool thread's own work makes runnable while every other pool thread is busy
-/// stays with that thread, without any lock: in its `next` slot (it runs right after the current
-/// turn: `B.async` from A's work runs after A's turn) or, when that is taken, in the thread's own
-/// run queue, which it takes from between looks at the pool's run queue (the two alternate). A
+/// lock). Work a pool thread's own turn makes runnable stays with that thread, without any lock
+/// and without waking anyone: in its `next` slot (it runs right after the current turn: `B.async`
+/// from A's work, or an actor on B called from an actor on A, runs after A's turn, on the same
+/// thread) or, when that is taken and every other pool thread is busy, in the thread's own run
+/// queue, which it takes from between looks at the pool's run queue (the two alternate). A
 /// thread that runs out of work takes the pool's run queue's head, else steals half of another
-/// thread's own run queue, else another thread's `next` queue; so on more cores, threads that are
-/// busy never contend for one lock.
+/// thread's own run queue, else watches the other threads' `next` slots; so on more cores,
+/// threads that are busy never contend for one lock, and a chain of actor hops stays on one
+/// thread and one core.
 ///
-/// **Work-conserving.** A runnable queue or task job never waits while a pool thread is idle or
-/// could be woken. Work made runnable while any other pool thread is free goes to the pool's run
-/// queue at once, waking an idle thread unless a spinning one will look; a thread becoming free
-/// looks at every other thread's own work before it sleeps. At most 64 hops through `next` run in
-/// a row, none while due delayed work waits for a thread (below); after 64 the `next` queue goes
-/// behind the work waiting, so a chain that never ends (two queues posting to each other) starves
+/// **Work-conserving, within a stated delay.** A queue waiting in a busy thread's `next` slot is
+/// taken by a free thread once it has waited there ``nextPatience`` (5 µs) without the busy thread
+/// coming back to it (its current item runs long), or at once when that thread is about to block.
+/// A free thread does not sleep while a `next` slot holds a queue that no thread watches, and a
+/// `next` fill that finds free threads but no watcher wakes one to watch. So runnable work never
+/// waits more than 5 µs (plus the watching thread's own scheduling: on a loaded machine, the
+/// time until the kernel runs it) while a pool thread is idle; other work made runnable while a
+/// thread is free goes to the pool's run queue at once, waking an idle thread unless a spinning
+/// one will look. The delay is what a hop saves: a hop that crossed to an idle thread cost a
+/// wake-up (several microseconds) and moved the queue to another core; `compare`'s
+/// `conservation_delay_p99` row measures the wait. At most 64 hops through `next` run in a row,
+/// none while due delayed work waits for a thread (below); after 64 the `next` queue goes behind
+/// the work waiting, so a chain that never ends (two queues posting to each other) starves
 /// neither the thread's own run queue nor the pool's.
 ///
 /// **Blocking.** A pool thread that blocks in this library's own waits (a `sync` on a busy queue,
@@ -63,6 +72,11 @@ public final class WorkerPool: Sendable {
     /// How many threads the pool keeps free to run queues.
     public let threads: Int
     let core: PoolCore
+
+    /// The bound of the pool's work conservation: how long a queue made runnable by a busy pool
+    /// thread's own turn may wait in that thread's `next` slot before a free thread takes it
+    /// (plus the free thread's own scheduling). 5 µs: below a wake-up, far above a hop.
+    public static let nextPatience: Duration = .nanoseconds(Int64(PoolCore.nextPatienceNanoseconds))
 
     /// The number of online processors: the default width.
     public static var defaultThreadCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
