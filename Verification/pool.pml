@@ -1216,7 +1216,9 @@ inline lookDecides(t, act, cur, ran) {
             reachedIf(!threadsShouldLeave, 15); reachedIf(threadsShouldLeave, 16);
             threadCount--; looking[t] = false; nLooking--; isFree[t] = false; freeCount--;
             changedWaits = false;                                         /* changed.broadcast() */
-            act = ACT_LEAVE; PUNLOCK
+            wakeWatcherIfNeeded(t, woken);                                /* it was woken to watch, maybe */
+            act = ACT_LEAVE; PUNLOCK;
+            if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
         :: else ->
             if
             /* PoolState.maySpin: at most half the threads (at least one) watch at a time; a thread

@@ -18,7 +18,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// The most items one turn takes from a queue, so one busy queue cannot hold a thread for long.
     static let batchLimit = 64
     /// The most same-thread hops through `next` in a row before the thread looks at the run queue
-    /// (due delayed work waiting there ends a chain at once: see `runTurns`).
+    /// while other work waits (due delayed work waiting there ends a chain at once: see `runTurns`).
     static let consecutiveHopLimit = 64
     /// A pooled queue's FIFO starts this small: many thousands of them may exist at once.
     static let initialQueueCapacity = 1
@@ -283,6 +283,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         // Held from a spin or a wake-up (and from the start) into the next look: a thread that
         // stopped watching or was woken looks before anything else can change.
         var holdsLock = true
+        var leavingWakes: PoolWorker? = nil
         self.mutex.lock()
         self.state.addWorker(worker)
         while true {
@@ -312,7 +313,11 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 ranSinceSpinning = true
                 continue
             }
-            if self.state.retireIfSurplus() { break }
+            if self.state.retireIfSurplus() {
+                // A thread woken to watch a `next` slot hands the watch on as it leaves.
+                leavingWakes = self.wakeWatcherIfNeeded(besides: worker)
+                break
+            }
             // Once per stretch of work, never while idle (an idle pool causes no wake-ups); and
             // while a `next` slot holds a queue that nobody watches (work conservation).
             let mustWatch = self.state.spinningCount == 0 && self.anyNextIsFilled(besides: worker)
@@ -344,6 +349,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         self.changed.broadcast()
         self.mutex.unlock()
         for other in leaving.wake { other.wakeUp.signal() }
+        leavingWakes?.wakeUp.signal()
         if leaving.poolStops { self.timers.stop() }
         stack.poolWorker = nil
     }
@@ -398,7 +404,9 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// and this thread looks at its head, so due work waits for the rest of one turn, not for a
     /// chain. At the hop limit: the `next` queue goes behind the work waiting (`requeue`), so the
     /// queues in this thread's own run queue get their turns too (were it sent to the run queue's
-    /// head for this thread to look at, a chain would come straight back and starve them).
+    /// head for this thread to look at, a chain would come straight back and starve them); with
+    /// nothing waiting in either, the chain goes on (a move to the pool's run queue would hand it
+    /// to a watching thread: a hop across cores every 64 hops).
     private func runTurns(startingWith core: QueueCore, on worker: PoolWorker, stack: CurrentQueueStack) {
         worker.isInTurn = true
         var current = core
@@ -416,8 +424,12 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 break
             }
             if hops >= Self.consecutiveHopLimit {
-                self.requeue(next, from: worker)
-                break
+                // Nothing waits that the chain could starve: it goes on, on this thread.
+                guard worker.local.isEmpty && self.runnableHint.load(ordering: .relaxed) == 0 else {
+                    self.requeue(next, from: worker)
+                    break
+                }
+                hops = 0
             }
             current = next
         }

@@ -38,10 +38,10 @@ import Glibc
 /// thread is free goes to the pool's run queue at once, waking an idle thread unless a spinning
 /// one will look. The delay is what a hop saves: a hop that crossed to an idle thread cost a
 /// wake-up (several microseconds) and moved the queue to another core; `compare`'s
-/// `conservation_delay_p99` row measures the wait. At most 64 hops through `next` run in a row,
-/// none while due delayed work waits for a thread (below); after 64 the `next` queue goes behind
-/// the work waiting, so a chain that never ends (two queues posting to each other) starves
-/// neither the thread's own run queue nor the pool's.
+/// `conservation_delay_p99` row measures the wait. At most 64 hops through `next` run in a row
+/// while other work waits, none while due delayed work waits for a thread (below); after 64 the
+/// `next` queue goes behind the work waiting, so a chain that never ends (two queues posting to
+/// each other) starves neither the thread's own run queue nor the pool's.
 ///
 /// **Blocking.** A pool thread that blocks in this library's own waits (a `sync` on a busy queue,
 /// room in a bounded queue, a `shutdown` or release waiting for a queue to drain) is replaced by
