@@ -52,6 +52,7 @@ enum ScenarioCatalog {
         "coordinator-ignores-lease": "coordinator-one-lease",
         "local-not-stolen": "own-run-queue-stolen",
         "next-never-stolen": "next-taken-during-endless-item",
+        "next-stolen-early": "next-taken-during-endless-item",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }

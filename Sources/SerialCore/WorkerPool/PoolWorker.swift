@@ -24,11 +24,11 @@
 /// then reads every `next`; a watcher that stops watching takes itself out of `watchingCount`,
 /// then reads every `next`. At least one side of each pair sees the other.
 ///
-/// **The fill's tag.** The slot holds the queue's address with a 4-bit count of this thread's
-/// fills in its low bits (a queue is 16-byte aligned), so a watcher that saw a word and sees it
-/// again later knows (but for a wrap of 16 fills of the same queue inside one patience, which only
-/// costs locality) that the owner has not taken that fill in between; its compare-and-swap takes
-/// exactly that fill.
+/// **The fill's tag.** The slot holds the queue's address with a 16-bit count of this thread's
+/// fills in its top bits (user-space addresses on Linux use 47 or 48 bits, checked at each fill),
+/// so a watcher that saw a word and sees it again later knows, but for a wrap of 65,536 fills in
+/// between, that the owner has not taken that fill meanwhile; its compare-and-swap takes exactly
+/// that fill.
 final class PoolWorker: @unchecked Sendable {  // `next` is atomic; the rest is this thread's or the pool mutex's
     let pool: PoolCore
     /// Signalled by the thread that takes this worker off the idle list.
@@ -82,15 +82,20 @@ final class PoolWorker: @unchecked Sendable {  // `next` is atomic; the rest is 
     /// Puts `core` in the empty `next` slot (this thread only), tagged with the fill's count.
     func fillNext(_ core: QueueCore) {
         self.fills &+= 1
-        let word = UInt(bitPattern: Self.retainedPointer(to: core)) | (self.fills & Self.tagMask)
+        let address = UInt(bitPattern: Self.retainedPointer(to: core))
+        if _slowPath(address & Self.tagMask != 0) {
+            fatalError("internal inconsistency: a queue's address \(address) uses the top 16 bits (please report it)")
+        }
+        let word = address | (self.fills << Self.tagShift)
         #if SERIAL_SIMULATION
         self.nextFilledAt = SimulatedThread.current?.kernel.now ?? 0
         #endif
         self.next.store(word, ordering: .sequentiallyConsistent)
     }
 
-    /// The low bits of a `next` word that hold the fill's tag.
-    private static let tagMask: UInt = 15
+    /// The bits of a `next` word that hold the fill's tag (the top 16).
+    private static let tagShift: UInt = 48
+    private static let tagMask: UInt = 0xFFFF << 48
 
     /// What `next` holds now (0: empty): for a watcher, which compares words over its patience.
     var nextWord: UInt { self.next.load(ordering: .sequentiallyConsistent) }
