@@ -14,10 +14,11 @@
 #  3. Mutants: each deliberate bug must be rejected with a counterexample, on the property it
 #     targets alone. A mutant that passes fails this script.
 #
-# pool.pml models the pool of branch pool32 (30e2188): a `next` slot and a lock-free own run
-# queue per pool thread, the pool's run queue under its mutex, Dekker's hand-over on `freeCount`
-# between a push and a thread becoming free, steals, the blocking wrapper's drain, the hop limit's
-# requeue (README, "The pooled mode").
+# pool.pml models the pool of branch pool32 (30e2188) with hop39's bounded work conservation: a
+# `next` slot and a lock-free own run queue per pool thread, the pool's run queue under its mutex,
+# Dekker's hand-overs on `freeCount` (a push, a thread becoming free) and `watchingCount` (a `next`
+# fill, a watcher leaving), steals of own run queues, a watcher that takes a `next` queue after the
+# patience, the blocking wrapper's drain, the hop limit's requeue (README, "The pooled mode").
 # Time: 557 s wall (127 checks, 1,069 s of CPU) on this 2-core machine with JOBS=2, load average
 # 1-3.5 (README, "State counts"); the pool's probes share one pan per configuration
 # (PROBE_RUNTIME, flock; without flock each probe compiles its own).

@@ -463,7 +463,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         self.state.startSpinning()
         self.watchingCount.add(1, ordering: .sequentiallyConsistent)
         let notices = self.localWorkNotices.load(ordering: .relaxed)
-        let others = self.state.workers.filter { $0 !== worker }
+        let workers = self.state.workers  // a copy (no allocation): the array may change under the lock
         self.mutex.unlock()
         let deadline = ClockReads.monotonicNanoseconds() &+ Self.spinWindowNanoseconds
         // The fill watched: its slot's owner, its word, and when this thread first saw it.
@@ -495,7 +495,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 #if SERIAL_SIMULATION
                 worker.watchedReads = 0
                 #endif
-                for other in others {
+                for other in workers where other !== worker {
                     let word = other.nextWord
                     if word != 0 {
                         watched = (other, word, now)

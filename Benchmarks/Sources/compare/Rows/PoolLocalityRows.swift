@@ -74,7 +74,7 @@ enum PoolLocalityRows {
     static func chainRow(_ runner: Runner, calls: Int) -> Row {
         var row = Row(name: "actor_chain_8", unit: "ns/call")
         let links = 8
-        func measure(_ column: Column, count: Int, _ loop: (Int) -> Double) {
+        func measure(_ column: Column, count: Int, _ loop: @escaping (Int) -> Double) {
             guard runner.includes(column) else { return }
             row.values[column] = runner.median(
                 "actor_chain_8 \(column) ×\(formatCount(count))", warmUp: { _ = loop(count / 10) }
