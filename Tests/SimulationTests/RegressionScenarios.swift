@@ -19,48 +19,45 @@ enum RegressionScenarios {
     /// thread, not after the turn (`private-next`: the pool's first, private `next` slot). The
     /// pool's work-conservation invariant fails at the step a queue waits while a thread idles.
     static let workPostedFromATurnRunsOnAFreeThread: @Sendable () -> Void = {
-        let pool = WorkerPool(threads: 2, label: "sim-wc")
-        let a = SerialQueue(label: "sim-wc-a", pool: pool)
-        let b = SerialQueue(label: "sim-wc-b", pool: pool)
-        let ran = ScenarioBox(false)
-        a.async {
-            b.async { ran.value = true }
-            // a's work goes on: b must not wait for it while the other thread is free.
-            var reads = 0
-            while !ran.value && reads < 2_000 {
-                _ = MonotonicInstant.now()
-                reads += 1
-            }
-            Simulation.check(ran.value, "b's work waited \(reads) clock reads for a's turn while a thread was free")
-        }
-        a.sync {}
-        b.sync {}
+        RegressionScenarios.postFromALongItem(label: "sim-wc", waitForIdleThreads: false, readsTheClock: true, steps: 2_000)
     }
 
     /// A queue left in a pool thread's `next` slot while that thread runs an endless item is taken
     /// by the other thread, asleep when the queue was made runnable: the fill wakes it to watch,
-    /// and it takes the queue after the patience (`next-never-stolen`: the watcher never takes it;
-    /// the pool's invariant fails once the watcher has read the clock past the patience, and the
-    /// item's bounded loop would give up). Liveness of the bounded delay, in virtual time.
+    /// and it takes the queue after the patience (`next-never-stolen`: the watcher never takes it,
+    /// and the item's bounded loop gives up; `next-stolen-early`: the watcher takes it at once, and
+    /// the pool's invariant reports a steal before the patience in virtual time). Liveness and
+    /// locality of the bounded delay.
     static let nextQueueOfAnEndlessItemIsTakenByAnIdleThread: @Sendable () -> Void = {
-        let pool = WorkerPool(threads: 2, label: "sim-endless")
-        let a = SerialQueue(label: "sim-endless-a", pool: pool)
-        let b = SerialQueue(label: "sim-endless-b", pool: pool)
+        RegressionScenarios.postFromALongItem(label: "sim-endless", waitForIdleThreads: true, readsTheClock: false, steps: 20_000)
+    }
+
+    /// On a pool of 2 threads (both asleep first, with `waitForIdleThreads`), a's item makes b
+    /// runnable (into its thread's `next` slot) and goes on until b's work ran on the other
+    /// thread: it fails after `steps` steps, each a clock read (µs of virtual time) or, without
+    /// `readsTheClock`, a look at the pool under its lock (then only the other thread's clock reads
+    /// move virtual time: the pool's locality check measures b's wait on the watcher's clock).
+    static func postFromALongItem(label: String, waitForIdleThreads: Bool, readsTheClock: Bool, steps limit: Int) {
+        let pool = WorkerPool(threads: 2, label: label)
+        let a = SerialQueue(label: "\(label)-a", pool: pool)
+        let b = SerialQueue(label: "\(label)-b", pool: pool)
         var waits = 0
-        while pool._idleThreadCount < 2 && waits < 5_000 {
+        while waitForIdleThreads && pool._idleThreadCount < 2 && waits < 5_000 {
             _ = MonotonicInstant.now()
             waits += 1
         }
-        Simulation.check(pool._idleThreadCount == 2, "the pool's threads did not both fall asleep (\(waits) clock reads)")
+        Simulation.check(
+            !waitForIdleThreads || pool._idleThreadCount == 2, "the pool's threads did not both fall asleep (\(waits) clock reads)")
         let ran = ScenarioBox(false)
         a.async {
-            b.async { ran.value = true }  // this thread's `next` slot; the other thread sleeps
-            var reads = 0  // an endless item: it ends only once b's work ran elsewhere
-            while !ran.value && reads < 5_000 {
-                _ = MonotonicInstant.now()
-                reads += 1
+            b.async { ran.value = true }
+            // a's work goes on: b must not wait for it (beyond the patience) while the other thread is free.
+            var steps = 0
+            while !ran.value && steps < limit {
+                if readsTheClock { _ = MonotonicInstant.now() } else { _ = pool._runQueueCount }
+                steps += 1
             }
-            Simulation.check(ran.value, "b waited in the next slot of a's endless item for \(reads) clock reads")
+            Simulation.check(ran.value, "b's work waited \(steps) steps of a's item while a thread was free")
         }
         a.sync {}
         b.sync {}
