@@ -64,6 +64,10 @@ let integrationDependencies: [Package.Dependency] = [
     .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+    // Both already in postgres-nio's graph (it asks for swift-nio-ssl from 2.25.0 and swift-crypto
+    // 3.9.0..<6.0.0): the Postgres trait resolves no package it did not before.
+    .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+    .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
 ]
 
 /// A dependency of an integration target, used only when `trait` is enabled.
@@ -114,6 +118,8 @@ let integrationTargets: [Target] = [
             integration("PostgresNIO", "postgres-nio", trait: "Postgres"),
             integration("NIOCore", "swift-nio", trait: "Postgres"),
             integration("Logging", "swift-log", trait: "Postgres"),
+            integration("NIOSSL", "swift-nio-ssl", trait: "Postgres"),  // PostgresTLS
+            integration("Crypto", "swift-crypto", trait: "Postgres"),  // CredentialSealing
         ]),
 ]
 

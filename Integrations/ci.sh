@@ -7,8 +7,9 @@
 # in debug: a smoke test that it works (its figures mean something only in release, see README).
 # The PostgreSQL tests and the fleet test start their own cluster in a temporary folder on
 # 127.0.0.1 (as user nobody when run as root: initdb refuses root) and stop it; PostgreSQL 15 is
-# installed here first if missing. Every step is bounded by `timeout`, so a hang fails the run
-# instead of stalling it.
+# installed here first if missing; the TLS tests make their certificates with openssl, which
+# postgresql-15 brings (through ssl-cert), and start a second cluster that admits TLS only.
+# Every step is bounded by `timeout`, so a hang fails the run instead of stalling it.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -45,5 +46,11 @@ timeout 120 .build/debug/http-benchmark --requests 2000 --concurrency 16 --runs 
 # The last line is a contract other tools read.
 tail -n 1 /tmp/serial-http-benchmark.log | grep -qE '^pipeline/client: [0-9]+(\.[0-9])? %$' \
     || { echo "http-benchmark did not end with 'pipeline/client: <percent> %'" >&2; exit 1; }
+# Tokens that expire every second, the lifetime known (issue 40): it ends with the credentials line.
+timeout 120 .build/debug/http-benchmark --requests 1000 --concurrency 16 --runs 1 --token-lifetime 1 \
+    | tee /tmp/serial-http-benchmark-credentials.log
+tail -n 1 /tmp/serial-http-benchmark-credentials.log \
+    | grep -qE '^credentials: [0-9]+ expiries, [0-9]+ refreshes, [0-9]+ requests rejected$' \
+    || { echo "http-benchmark --token-lifetime did not end with the credentials line" >&2; exit 1; }
 
 step "done"

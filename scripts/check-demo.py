@@ -51,6 +51,9 @@ def claims(out):
     yield "Requests: parked on an expired token", "state .redirect: its token expired" in out
     yield "Requests: one refresh, every request completed once", re.search(
         r"12 submitted, 12 completed once each; \d+ sends, 1 refresh,", out) is not None
+    yield "Requests: the overnight start refreshes first, nothing rejected", re.search(
+        r"4 submitted, 4 completed once each; 0 rejected with 401, 1 refresh before the first send, 4 sends", out
+    ) is not None
 
 
 def main():

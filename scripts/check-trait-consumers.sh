@@ -41,7 +41,7 @@ declare -A expected=(
     [Lifecycle]="swift-log swift-service-lifecycle"
     [Tracing]="swift-distributed-tracing"
     [HTTPClient]="async-http-client swift-distributed-tracing swift-nio"
-    [Postgres]="postgres-nio swift-log swift-nio"
+    [Postgres]="postgres-nio swift-crypto swift-log swift-nio swift-nio-ssl"
 )
 all_traits=(Logging Metrics Lifecycle Tracing HTTPClient Postgres)
 declare -A module=([Logging]=SerialLogging [Metrics]=SerialMetrics [Lifecycle]=SerialLifecycle

@@ -78,6 +78,18 @@ func requestQueueDocExample(api: API, token: String, policy: RequestQueue<API>.P
     // end example
 }
 
+func credentialLifetimeDocExample(
+    policy: inout RequestQueue<API>.Policy, queue: SerialQueue,
+    expirySeconds: @escaping @Sendable (String) -> Int64, wallClockSeconds: @escaping @Sendable () -> Int64
+) {
+    // example: RequestQueue.CredentialLifetime
+    // The token says when it expires, in seconds since 1970; the queue's clock is monotonic.
+    policy.lifetime = RequestQueue<API>.CredentialLifetime(refreshMargin: .seconds(60)) { token in
+        queue.now.advanced(by: .seconds(expirySeconds(token) - wallClockSeconds()))
+    }
+    // end example
+}
+
 func sharedCoordinatorDocExample(api: API, token: String, policy: RequestQueue<API>.Policy, queue: SerialQueue) {
     // example: LocalCredentialCoordinator
     let shared = LocalCredentialCoordinator<String>(scheduler: queue, leaseDuration: .seconds(30))

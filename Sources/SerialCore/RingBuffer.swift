@@ -41,6 +41,27 @@ struct RingBuffer<Element> {
         self.count &+= 1
     }
 
+    /// Inserts `element` so that it becomes the element at `index` (`0...count`), the ones from
+    /// `index` on moving one place back.
+    ///
+    /// - Complexity: O(`index`) amortised: the elements before it move one place forward.
+    mutating func insert(_ element: Element, at index: Int) {
+        precondition(index >= 0 && index <= self.count, "RingBuffer.insert: index \(index) outside 0...\(self.count)")
+        self.prepend(element)
+        // Walk the new element from the front to its place.
+        for position in 0..<index {
+            self.storage.swapAt((self.head &+ position) & self.mask, (self.head &+ position &+ 1) & self.mask)
+        }
+    }
+
+    /// Whether some element satisfies `predicate`, front to back.
+    ///
+    /// - Complexity: O(`count`).
+    func contains(where predicate: (Element) -> Bool) -> Bool {
+        for offset in 0..<self.count where predicate(self.storage[(self.head &+ offset) & self.mask]!) { return true }
+        return false
+    }
+
     /// Removes and returns the front element, or `nil` when empty.
     ///
     /// - Complexity: O(1).

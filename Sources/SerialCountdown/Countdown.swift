@@ -1,3 +1,4 @@
+@_spi(SerialSeam) import SerialCore
 import Synchronization
 
 /// A receiver usable as a countdown key: a class instance that may be handed to the callback
@@ -18,7 +19,8 @@ final class Registration: Sendable {
     /// Called if the manager is deinitialized while this registration is still in its table, so
     /// adapters (the async sequence) can finish instead of waiting forever.
     let abandoned: (@Sendable () -> Void)?
-    private let live = Atomic<Bool>(true)
+    /// A hand-off: written under the manager's lock, read by a tick outside it (the seam).
+    private let live = SeamAtomic<Bool>(true)
 
     init(handler: @escaping CountdownHandler, abandoned: (@Sendable () -> Void)? = nil) {
         self.handler = handler
@@ -79,7 +81,8 @@ struct Delivery {
 final class EndingBatch: Sendable {
     let number: UInt64
     let deliveries: [EndingDelivery]
-    private let taken = Atomic<Bool>(false)
+    /// Who makes the calls, the scheduler's work or the shutdown, is decided here (the seam).
+    private let taken = SeamAtomic<Bool>(false)
 
     init(number: UInt64, deliveries: [EndingDelivery]) {
         self.number = number

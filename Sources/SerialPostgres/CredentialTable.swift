@@ -32,9 +32,14 @@ struct CredentialTable: Sendable {
         self.logger = logger
     }
 
+    /// Creates the table unless it exists. Looked up first: `CREATE TABLE IF NOT EXISTS` asks for
+    /// the schema's CREATE privilege even when the table is there, and a coordinator's role needs
+    /// none once its owner has made it (see the article's "Privileges").
     var create: Statement<Void> {
         let (table, logger) = (self.name, self.logger)
         return { connection in
+            let found = try await connection.query("SELECT to_regclass(\(table)) IS NOT NULL", logger: logger)
+            for try await exists in found.decode(Bool.self) where exists { return }
             let sql: PostgresQuery = """
                 CREATE TABLE IF NOT EXISTS \(unescaped: table) (
                     name text PRIMARY KEY,

@@ -13,6 +13,20 @@ public enum PostgresCoordinatorError: Error, CustomStringConvertible {
     case missingCredential(name: String)
     /// The stored credential could not be decoded by the coordinator's codec.
     case undecodableCredential(name: String, reason: String)
+    /// TLS could not be agreed with the server: its certificate was not verified against the
+    /// configured trust roots or does not name the host, the server offers no TLS, or it refused an
+    /// unencrypted connection (`PostgresTLS`). The reason says which.
+    case tls(endpoint: String, reason: String)
+    /// The stored credential is sealed with a key whose id is none of the coordinator's
+    /// `CredentialSealing` keys (a key not yet deployed here, or retired too early). Nothing was
+    /// written and no lease taken.
+    case sealedWithUnknownKey(name: String, keyID: String, known: [String])
+    /// The stored credential failed authentication: it was changed, copied from another row or
+    /// generation, or is not sealed while the coordinator expects it to be. Nothing was written and
+    /// no lease taken.
+    case unsealable(name: String, reason: String)
+    /// A `CredentialSealing.Key` was refused: its id or its bytes are not usable.
+    case invalidSealingKey(id: String, reason: String)
     /// `Configuration.table` is not a plain SQL identifier (letters, digits, underscores; not
     /// starting with a digit; at most 63 bytes).
     case invalidTableName(String)
@@ -30,6 +44,15 @@ public enum PostgresCoordinatorError: Error, CustomStringConvertible {
             return "credential \"\(name)\" has no row in the coordinator's table (was it deleted?)"
         case .undecodableCredential(let name, let reason):
             return "credential \"\(name)\" in the coordinator's table could not be decoded: \(reason)"
+        case .tls(let endpoint, let reason):
+            return "TLS with PostgreSQL at \(endpoint) failed: \(reason)"
+        case .sealedWithUnknownKey(let name, let keyID, let known):
+            return "credential \"\(name)\" is sealed with key \"\(keyID)\", which this coordinator does not have "
+                + "(it has \(known.map { "\"\($0)\"" }.joined(separator: ", "))): deploy that key to open it"
+        case .unsealable(let name, let reason):
+            return "credential \"\(name)\" in the coordinator's table was refused: \(reason)"
+        case .invalidSealingKey(let id, let reason):
+            return "sealing key \"\(id)\" refused: \(reason)"
         case .invalidTableName(let name):
             return "\"\(name)\" is not a plain SQL identifier; use letters, digits and underscores"
         }

@@ -71,6 +71,9 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
         public var operationTimeout: Duration
         /// The first and the longest wait between two reads of a row leased by someone else.
         public var waitBackoff: (initial: Duration, maximum: Duration)
+        /// How connections are protected: by default TLS required and verified against the
+        /// system's trust roots for any host outside loopback, unencrypted on loopback (`PostgresTLS`).
+        public var tls: PostgresTLS
 
         /// A configuration with usable timings: leases of 10 s, 2 s to connect and per statement,
         /// waits of 10 ms doubling up to 200 ms (NOTIFY usually ends them sooner).
@@ -79,7 +82,8 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
             table: String = "serial_credentials", name: String, holder: String = "replica",
             leaseDuration: Duration = .seconds(10), connectTimeout: Duration = .seconds(2),
             operationTimeout: Duration = .seconds(2),
-            waitBackoff: (initial: Duration, maximum: Duration) = (.milliseconds(10), .milliseconds(200))
+            waitBackoff: (initial: Duration, maximum: Duration) = (.milliseconds(10), .milliseconds(200)),
+            tls: PostgresTLS = .automatic
         ) {
             self.host = host
             self.port = port
@@ -93,17 +97,20 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
             self.connectTimeout = connectTimeout
             self.operationTimeout = operationTimeout
             self.waitBackoff = waitBackoff
+            self.tls = tls
         }
 
         var endpoint: String { "\(self.host):\(self.port)/\(self.database)" }
     }
 
-    /// How a credential is stored: as text.
+    /// How a credential is stored: as text, sealed if made with `sealed(with:)`.
     public struct Codec: Sendable {
         /// The credential as text.
         public var encode: @Sendable (Credential) -> String
         /// The credential from its text; throws when the text is not one.
         public var decode: @Sendable (String) throws -> Credential
+        /// The encryption of the text before it is stored (`sealed(with:)`); `nil`: stored as is.
+        var sealing: CredentialSealing? = nil
 
         /// A codec from its two directions.
         public init(
@@ -135,21 +142,31 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
     /// `configuration.name` unless a row exists already, and starts listening for publishes.
     ///
     /// - Throws: `PostgresCoordinatorError.unreachable` within `connectTimeout` when the database
-    ///   cannot be reached; `.invalidTableName`, `.statementFailed` for bad input.
+    ///   cannot be reached; `.tls` when TLS cannot be agreed (see `PostgresTLS`);
+    ///   `.invalidTableName`, `.statementFailed` for bad input.
     public static func connect(
         _ configuration: Configuration, initial: Credential, codec: Codec,
         logger: Logger = Logger(label: "serial-postgres")
     ) async throws(PostgresCoordinatorError) -> PostgresCredentialCoordinator {
         let table = try CredentialTable(name: configuration.table, credential: configuration.name, logger: logger)
+        let (tls, serverName) = try configuration.tls.connectionTLS(
+            for: configuration.host, endpoint: configuration.endpoint)
         var connection = PostgresConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database, tls: .disable)
+            password: configuration.password, database: configuration.database, tls: tls)
+        connection.options.tlsServerName = serverName
         connection.options.connectTimeout = .nanoseconds(configuration.connectTimeout.nanosecondsClamped)
         let session = PostgresSession(
             configuration: connection, endpoint: configuration.endpoint, timeout: configuration.connectTimeout,
             logger: logger)
-        try await session.run("create table", table.create)
-        try await session.run("insert the initial credential", table.insertInitial(codec.encode(initial)))
+        do throws(PostgresCoordinatorError) {
+            try await session.run("create table", table.create)
+            let stored = try codec.stored(initial, in: table.row(generation: 0))
+            try await session.run("insert the initial credential", table.insertInitial(stored))
+        } catch {
+            await session.close()  // a connection dropped open traps in postgres-nio's debug builds
+            throw error
+        }
         let working = PostgresSession(
             configuration: connection, endpoint: configuration.endpoint, timeout: configuration.operationTimeout,
             logger: logger)
@@ -172,7 +189,7 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
     /// The stored credential and its generation: what a replica starts its queue with.
     public func current() async throws(PostgresCoordinatorError) -> (credential: Credential, generation: UInt64) {
         let row = try await self.read()
-        return (try self.decode(row.credential), row.generation)
+        return (try self.decode(row), row.generation)
     }
 
     // MARK: CredentialCoordinator
@@ -198,9 +215,9 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
         _ credential: Credential, under lease: CredentialLease,
         completion: @escaping @Sendable (Result<PublishOutcome, any Error>) -> Void
     ) {
-        let text = self.codec.encode(credential)
         Task {
             do throws(PostgresCoordinatorError) {
+                let text = try self.codec.stored(credential, in: self.table.row(generation: lease.generation + 1))
                 let published = try await self.session.run("publish", self.table.publish(text, lease))
                 completion(.success(published.map { .accepted(generation: $0) } ?? .refused))
             } catch {
@@ -227,7 +244,7 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
                 return .lease(CredentialLease(generation: generation, fence: fence))
             }
             let row = try await self.read()
-            if row.generation > generation { return .published(try self.decode(row.credential), generation: row.generation) }
+            if row.generation > generation { return .published(try self.decode(row), generation: row.generation) }
             if row.generation < generation {
                 throw CredentialCoordinatorError.generationAhead(asked: generation, current: row.generation)
             }
@@ -245,12 +262,9 @@ public final class PostgresCredentialCoordinator<Credential: Sendable>: Credenti
         return row
     }
 
-    private func decode(_ text: String) throws(PostgresCoordinatorError) -> Credential {
-        do {
-            return try self.codec.decode(text)
-        } catch {
-            throw .undecodableCredential(name: self.configuration.name, reason: "\(error)")
-        }
+    /// The row's credential through the codec (opened first if sealed; refused if not authentic).
+    private func decode(_ row: CredentialTable.Row) throws(PostgresCoordinatorError) -> Credential {
+        try self.codec.credential(from: row.credential, in: self.table.row(generation: row.generation))
     }
 }
 

@@ -90,7 +90,7 @@ actor PostgresSession {
         } catch is TimeoutReached {
             throw .unreachable(endpoint: self.endpoint, reason: "no connection within \(self.timeout)")
         } catch {
-            throw .unreachable(endpoint: self.endpoint, reason: Self.reason(error))
+            throw .connectionFailed(endpoint: self.endpoint, encrypted: self.configuration.tls.isAllowed, error)
         }
     }
 

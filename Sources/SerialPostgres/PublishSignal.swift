@@ -12,6 +12,8 @@ final class PublishSignal: Sendable {
         /// How many signals so far.
         var epoch: UInt64 = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Waits that have an id but have not registered yet.
+        var unregistered: Set<Int> = []
         /// Waits cancelled before they registered (they must not register afterwards).
         var cancelled: Set<Int> = []
         var nextID = 0
@@ -47,15 +49,23 @@ final class PublishSignal: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// How many waits the signal keeps track of (registered, about to register, or cancelled
+    /// before registering): zero once no wait is under way.
+    var trackedWaitCount: Int {
+        self.state.withLock { $0.waiters.count + $0.unregistered.count + $0.cancelled.count }
+    }
+
     /// Returns `true` at the first signal after `epoch`, `false` when cancelled first.
     private func nextSignal(since epoch: UInt64) async -> Bool {
         let id = self.state.withLock { state in
             defer { state.nextID += 1 }
+            state.unregistered.insert(state.nextID)
             return state.nextID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let resumeNow = self.state.withLock { state -> Bool in
+                    state.unregistered.remove(id)
                     if state.cancelled.remove(id) != nil || state.epoch != epoch { return true }
                     state.waiters[id] = continuation
                     return false
@@ -65,7 +75,9 @@ final class PublishSignal: Sendable {
         } onCancel: {
             let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
                 if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
-                state.cancelled.insert(id)
+                // Only a wait that has not registered yet must hear of it; one already resumed
+                // (a signal came first) has nothing left to cancel, and its id must not stay.
+                if state.unregistered.contains(id) { state.cancelled.insert(id) }
                 return nil
             }
             waiter?.resume()

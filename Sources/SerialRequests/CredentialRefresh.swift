@@ -16,15 +16,24 @@ import SerialCore
 ///
 /// **Window.** At most `limit` refreshes may start within any `window`; the one after that is
 /// refused (`.limitExceeded`), which turns a server that rejects every new credential into an
-/// error instead of a loop.
+/// error instead of a loop. Refreshes ahead of expiry count too.
 ///
-/// - Invariant: `phase` is `.idle` exactly when no refresh is waiting for a slot or running;
-///   `history` holds start instants in increasing order, at most `limit` of them.
+/// **Lifetime.** When the expiry of the credential is known (`expiresAt`), it is fresh, stale
+/// (within `margin` of it) or expired (see `CredentialFreshness`). A stale credential gets one
+/// background refresh, which holds no request back (`holdsRequests` false) and, when it fails,
+/// leaves the credential in place and is tried again no earlier than `backgroundNotBefore`. A
+/// refresh raised by a rejected request, or for an expired credential, holds requests back until
+/// it ends; a rejection met while a background refresh runs turns it into such a refresh rather
+/// than starting another (one refresh per generation).
+///
+/// - Invariant: `phase` is `.idle` exactly when no refresh is raised or running, and then
+///   `holdsRequests` is false; `history` holds start instants in increasing order, at most
+///   `limit` of them.
 package struct CredentialRefresh<Credential> {
     /// Where the refresh stands; `token` tells its answer from a stale one.
     package enum Phase: Equatable {
         case idle
-        /// Raised the unique gate; waits for a free slot.
+        /// Raised; starts at the queue's next dispatch (it has its own slot).
         case waiting(token: UInt64)
         /// Handed to `Policy.refresh`; waiting for its answer.
         case running(token: UInt64)
@@ -48,16 +57,48 @@ package struct CredentialRefresh<Credential> {
     private var history: [MonotonicInstant] = []
     package let limit: Int
     package let window: Duration
+    /// When the current credential expires, if known.
+    package private(set) var expiresAt: MonotonicInstant?
+    /// How long before `expiresAt` the credential is stale.
+    package let margin: Duration
+    /// The least wait between background refreshes (see `RequestQueue.CredentialLifetime`).
+    package let backgroundInterval: Duration
+    /// Whether the active refresh holds requests back (raised by a rejection or an expiry),
+    /// rather than running in the background beside them.
+    package private(set) var holdsRequests = false
+    /// No background refresh starts before this instant (spacing, and the wait after a failure).
+    package private(set) var backgroundNotBefore: MonotonicInstant? = nil
 
-    package init(credential: Credential, generation: UInt64 = 0, limit: Int, window: Duration) {
+    package init(
+        credential: Credential, generation: UInt64 = 0, limit: Int, window: Duration,
+        expiresAt: MonotonicInstant? = nil, margin: Duration = .zero, backgroundInterval: Duration = .seconds(5)
+    ) {
         self.credential = credential
         self.generation = generation
         self.limit = limit
         self.window = window
+        self.expiresAt = expiresAt
+        self.margin = margin
+        self.backgroundInterval = backgroundInterval
     }
 
-    /// Whether a refresh is waiting or running (the unique gate is raised for it).
+    /// Whether a refresh is raised or running.
     package var isActive: Bool { self.phase != .idle }
+
+    /// Where the current credential stands at `now`.
+    package func freshness(at now: MonotonicInstant) -> CredentialFreshness {
+        CredentialFreshness.at(now, expiry: self.expiresAt, margin: self.margin)
+    }
+
+    /// Records a refresh starting at `now` unless the window is full.
+    private mutating func admit(now: MonotonicInstant) -> Bool {
+        let windowStart = now.advanced(by: .zero - self.window)
+        self.history.removeAll { $0 <= windowStart }
+        if self.history.count >= self.limit { return false }
+        self.history.append(now)
+        self.backgroundNotBefore = now.advanced(by: self.backgroundInterval)
+        return true
+    }
 
     /// Decides for a request sent with `sentGeneration` that met an expired credential at `now`;
     /// `token` names the refresh if one must start.
@@ -65,13 +106,36 @@ package struct CredentialRefresh<Credential> {
         sentGeneration: UInt64, now: MonotonicInstant, token: UInt64
     ) -> ExpiryDecision {
         if sentGeneration < self.generation { return .resend }
-        if self.phase != .idle { return .park }
-        let windowStart = now.advanced(by: .zero - self.window)
-        self.history.removeAll { $0 <= windowStart }
-        if self.history.count >= self.limit { return .limitExceeded }
-        self.history.append(now)
+        if self.phase != .idle {
+            // A background refresh already replaces this generation: it now holds requests back.
+            self.holdsRequests = true
+            return .park
+        }
+        guard self.admit(now: now) else { return .limitExceeded }
         self.phase = .waiting(token: token)
+        self.holdsRequests = true
         return .parkAndRefresh(token: token)
+    }
+
+    /// Raises a refresh for a credential known to have expired, holding requests back; `false`
+    /// when the window is full. Only when no refresh is active.
+    package mutating func raiseForExpiry(now: MonotonicInstant, token: UInt64) -> Bool {
+        assert(self.phase == .idle, "a refresh is already active")
+        guard self.admit(now: now) else { return false }
+        self.phase = .waiting(token: token)
+        self.holdsRequests = true
+        return true
+    }
+
+    /// Raises a background refresh if the credential is stale at `now`, none is active, the
+    /// spacing since the last one has passed and the window has room; returns whether it did.
+    package mutating func raiseInBackground(now: MonotonicInstant, token: UInt64) -> Bool {
+        guard self.phase == .idle, self.freshness(at: now) == .stale else { return false }
+        if let notBefore = self.backgroundNotBefore, now < notBefore { return false }
+        guard self.admit(now: now) else { return false }
+        self.phase = .waiting(token: token)
+        self.holdsRequests = false
+        return true
     }
 
     /// Moves a waiting refresh to running; returns the credential to refresh and its generation.
@@ -86,28 +150,49 @@ package struct CredentialRefresh<Credential> {
         self.phase == .running(token: token)
     }
 
-    /// Installs `credential` as generation `generation` (default: the next one), if `token` is the
-    /// running refresh's. A generation not newer than the current one installs nothing new.
-    package mutating func succeeded(token: UInt64, credential: Credential, generation: UInt64? = nil) -> Bool {
+    /// Installs `credential` as generation `generation` (default: the next one), expiring at
+    /// `expiresAt`, if `token` is the running refresh's. A generation not newer than the current
+    /// one installs nothing new.
+    package mutating func succeeded(
+        token: UInt64, credential: Credential, generation: UInt64? = nil, expiresAt: MonotonicInstant? = nil
+    ) -> Bool {
         guard self.isRunning(token) else { return false }
         let next = generation ?? self.generation + 1
         if next > self.generation {
             self.credential = credential
             self.generation = next
+            self.expiresAt = expiresAt
         }
         self.phase = .idle
+        self.holdsRequests = false
         return true
     }
 
-    /// Ends the running refresh without a new credential, if `token` is its.
-    package mutating func failed(token: UInt64) -> Bool {
-        guard self.isRunning(token) else { return false }
+    /// What a failed refresh means for the requests.
+    package enum FailureOutcome: Equatable {
+        /// It held requests back, or the credential has expired: the parked requests fail.
+        case failParked
+        /// A background refresh of a credential still valid: nothing fails; it is tried again
+        /// no earlier than `retryAt`.
+        case keepServing(retryAt: MonotonicInstant)
+    }
+
+    /// Ends the running refresh without a new credential, if `token` is its; `retryDelay` is the
+    /// wait before another background refresh when the credential is still valid at `now`.
+    package mutating func failed(token: UInt64, now: MonotonicInstant, retryDelay: Duration) -> FailureOutcome? {
+        guard self.isRunning(token) else { return nil }
         self.phase = .idle
-        return true
+        let held = self.holdsRequests
+        self.holdsRequests = false
+        if held || self.freshness(at: now) == .expired { return .failParked }
+        let retryAt = now.advanced(by: retryDelay)
+        self.backgroundNotBefore = retryAt
+        return .keepServing(retryAt: retryAt)
     }
 
     /// Forgets any refresh (shutdown); its answer will be ignored.
     package mutating func abandon() {
         self.phase = .idle
+        self.holdsRequests = false
     }
 }

@@ -1,3 +1,4 @@
+@_spi(SerialSeam) import SerialCore
 import Synchronization
 
 /// Identifies a submitted request; ids grow in submission order.
@@ -32,7 +33,8 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     public let priority: RequestPriority
     /// Its kind, if any (at most one request of a kind is in flight).
     public let kind: RequestKind?
-    private let stateValue = Atomic<UInt8>(RequestState.initial.rawValue)
+    /// Written on the queue's scheduler, read from any thread (the seam).
+    private let stateValue = SeamAtomic<UInt8>(RequestState.initial.rawValue)
     private let owner: any RequestCancelling
 
     package init(id: RequestID, priority: RequestPriority, kind: RequestKind?, owner: any RequestCancelling) {

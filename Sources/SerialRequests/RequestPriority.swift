@@ -13,12 +13,15 @@
 /// starts; requests already in flight finish normally, and it starts only once none is left.
 /// Only one unique request runs at a time.
 ///
-/// **The credential refresh.** The refresh the queue starts by itself holds requests back as a
-/// unique request does (none starts while it waits for a slot or runs, and it goes before any
-/// unique request of the caller's), but it does not wait for the requests in flight: it starts
-/// as soon as no unique request runs and a slot is free, beside them. They were sent with the
-/// credential it replaces, so waiting for them would only delay it by their latency; each ends
-/// normally, and one that then meets the expired credential is sent again at once with the new one.
+/// **The credential refresh.** The refresh the queue starts by itself has its own slot, beside
+/// `maximumConcurrent`: it starts at once, even while every slot, every kind or a unique request
+/// is held (those may be the very requests waiting for it). Started after a rejected request or at
+/// a known expiry, it holds requests back as a unique request does (none starts until it ends, and
+/// it goes before any unique request of the caller's), but it does not wait for the requests in
+/// flight. They were sent with the credential it replaces, so waiting for them would only delay it
+/// by their latency; each ends normally, and one that then meets the expired credential is sent
+/// again at once with the new one. A background refresh of a stale credential (see
+/// `RequestQueue.CredentialLifetime`) holds nothing back.
 public enum RequestPriority: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
     /// Background work; starts when nothing more urgent waits (or once it has aged).
     case low = 0

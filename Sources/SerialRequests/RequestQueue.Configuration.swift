@@ -4,7 +4,8 @@ extension RequestQueue {
     /// field is checked there, so a valid configuration never traps later. Durations may be as
     /// long as `Duration` allows: where they meet the clock they saturate at the end of time.
     public struct Configuration: Sendable {
-        /// Requests in flight at once, the credential refresh included. At least 1.
+        /// Requests in flight at once. The credential refresh is not counted: it has a slot of its
+        /// own, so that it never waits behind the requests waiting for it. At least 1.
         public var maximumConcurrent: Int
         /// Sends after the first one for retryable outcomes. At least 0.
         public var maximumRetries: Int

@@ -3,31 +3,32 @@ import SerialCore
 extension RequestQueue.State {
     /// Starts everything the rules let start now, most urgent first.
     ///
-    /// 1. A waiting credential refresh starts as soon as no unique work runs and a slot is free;
-    ///    until it has started and ended, nothing else starts (it passes its own gate).
-    /// 2. Otherwise, while a unique request runs, nothing starts. While one is queued, only it may
+    /// 1. With a known expiry: an expired credential parks every queued request and raises the
+    ///    refresh they wait for; a stale one raises one background refresh (see
+    ///    `CredentialRefresh`).
+    /// 2. A raised refresh starts at once, in a slot of its own beside `maximumConcurrent`: the
+    ///    requests holding the slots, kinds or the unique gate may be the very ones that need it.
+    ///    Until a refresh raised by a rejection or an expiry has ended, nothing else starts; a
+    ///    background refresh holds nothing back.
+    /// 3. Otherwise, while a unique request runs, nothing starts. While one is queued, only it may
     ///    start (the oldest), and only once nothing at all is in flight: it runs alone.
-    /// 3. Otherwise requests start by effective priority (aging included), then submission order,
+    /// 4. Otherwise requests start by effective priority (aging included), then submission order,
     ///    skipping those whose kind is in flight, until `maximumConcurrent` run.
     ///
     /// - Complexity: O(s) where s is the number of slots passed over (stale, or held back by
-    ///   their kind), plus O(1) per request started.
+    ///   their kind), plus O(1) per request started; O(q log q) in the queued requests when the
+    ///   credential has just expired.
     mutating func dispatch(now: MonotonicInstant) {
         guard !self.isShutDown else { return }
-        let maximum = self.configuration.maximumConcurrent
-        if case .waiting = self.credentials.phase {
-            guard !self.uniqueRunning, self.runningCount < maximum,
-                let (token, expired, generation) = self.credentials.start()
-            else { return }
-            self.runningCount += 1
-            self.uniqueRunning = true
+        self.raiseRefreshIfDue(now: now)
+        if case .waiting = self.credentials.phase, let (token, expired, generation) = self.credentials.start() {
             self.statistics.refreshesStarted += 1
             let context = self.parked.first.flatMap { self.entries[$0]?.context }
             self.effects.append(.refresh(token: token, expired: expired, generation: generation, context: context))
             self.effects.append(
                 .armRefreshTimeout(token: token, deadline: now.advanced(by: self.configuration.refreshTimeout)))
-            return
         }
+        if self.credentials.isActive && self.credentials.holdsRequests { return }
         if self.uniqueRunning { return }
 
         let uniqueIndex = RequestPriority.unique.rawValue
@@ -43,7 +44,7 @@ extension RequestQueue.State {
 
         let aging = self.configuration.agingInterval
         var cursors = (0..<uniqueIndex).map { self.lists[$0].head }
-        while self.runningCount < maximum {
+        while self.runningCount < self.configuration.maximumConcurrent {
             var best: (list: Int, id: RequestID, level: Int)? = nil
             for list in 0..<uniqueIndex {
                 let slots = self.lists[list].slots
@@ -72,6 +73,30 @@ extension RequestQueue.State {
             self.start(chosen.id)
         }
         for list in 0..<uniqueIndex { self.dropStaleHead(of: list) }
+    }
+
+    /// With a known expiry, raises the refresh the credential's freshness calls for at `now`.
+    private mutating func raiseRefreshIfDue(now: MonotonicInstant) {
+        switch self.credentials.freshness(at: now) {
+        case .fresh:
+            return
+        case .stale:
+            if self.credentials.raiseInBackground(now: now, token: self.makeToken()) {
+                self.statistics.refreshesAhead += 1
+            }
+        case .expired:
+            // Never sent with it: queued requests wait for the refresh (none starts until a request needs one).
+            self.parkQueued()
+            guard !self.credentials.isActive, !self.parked.isEmpty else { return }
+            if self.credentials.raiseForExpiry(now: now, token: self.makeToken()) {
+                self.statistics.refreshesAhead += 1
+            } else {
+                self.statistics.refreshesRefused += 1
+                self.failParked(
+                    with: .refreshLimitExceeded(
+                        limit: self.configuration.refreshLimit, window: self.configuration.refreshWindow))
+            }
+        }
     }
 
     private mutating func dropStaleHead(of list: Int) {
@@ -108,9 +133,8 @@ extension RequestQueue.State {
             }
             if entry.state.isFinal { self.inconsistent("\(entry.id) is final but still in the queue") }
         }
-        if case .running = self.credentials.phase {
-            running += 1
-            uniques += 1
+        if !self.credentials.isActive && self.credentials.holdsRequests {
+            self.inconsistent("no refresh is active, yet one holds requests back")
         }
         if running != self.runningCount { self.inconsistent("runningCount \(self.runningCount), counted \(running)") }
         if running > self.configuration.maximumConcurrent { self.inconsistent("more than maximumConcurrent running") }

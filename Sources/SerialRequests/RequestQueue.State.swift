@@ -18,6 +18,8 @@ extension RequestQueue {
         case armTimeout(id: RequestID, deadline: MonotonicInstant)
         case armRetry(id: RequestID, token: UInt64, deadline: MonotonicInstant)
         case armRefreshTimeout(token: UInt64, deadline: MonotonicInstant)
+        /// After a failed background refresh: dispatch again then, to retry it.
+        case armBackgroundRetry(deadline: MonotonicInstant)
         case cancelTimer(DelayedWork)
     }
 
@@ -30,7 +32,8 @@ extension RequestQueue {
             case running(attempt: UInt64, generation: UInt64)
             /// Waiting out a retry backoff; `token` names the timer.
             case waitingRetry(token: UInt64)
-            /// Waiting for the credential refresh.
+            /// Waiting for the credential refresh (after meeting an expired credential, or before
+            /// its send when the credential is known to have expired).
             case parked
         }
 
@@ -58,10 +61,10 @@ extension RequestQueue {
     /// Every decision of a `RequestQueue`: a plain value, mutated under the queue's lock, that
     /// never calls out. Each mutation appends the effects it implies to `effects`, in order.
     ///
-    /// - Invariant: `runningCount` counts running entries plus a running refresh and never exceeds
-    ///   `maximumConcurrent`; `runningKinds` holds exactly the kinds of running entries, each once;
-    ///   `uniqueRunning` is true exactly when a unique entry or the refresh runs, and then only one
-    ///   of them does; a parked entry implies an active refresh; after shutdown no entry remains.
+    /// - Invariant: `runningCount` counts running entries (the refresh has its own slot) and never
+    ///   exceeds `maximumConcurrent`; `runningKinds` holds exactly the kinds of running entries,
+    ///   each once; `uniqueRunning` is true exactly when a unique entry runs, and then it runs
+    ///   alone; a parked entry implies an active refresh; after shutdown no entry remains.
     struct State {
         let configuration: Configuration
         var entries: [RequestID: Entry] = [:]
@@ -75,6 +78,8 @@ extension RequestQueue {
         var credentials: CredentialRefresh<Credential>
         var parked: [RequestID] = []
         var refreshTimer: DelayedWork? = nil
+        /// The wake-up that tries a failed background refresh again, if one is armed.
+        var backgroundRetryTimer: DelayedWork? = nil
         var nextID: UInt64 = 1
         var nextToken: UInt64 = 1
         var lastSubmittedAt = MonotonicInstant(nanoseconds: 0)
@@ -92,12 +97,21 @@ extension RequestQueue {
         /// Withdrawn when the queue is released.
         var shutdownSubscription: ShutdownSubscription? = nil
         var statistics = RequestQueueStatistics()
+        /// How long credentials last, when the policy knows.
+        let lifetime: CredentialLifetime?
+        /// The jitter of the wait after a failed background refresh.
+        var random = SystemRandomNumberGenerator()
 
-        init(configuration: Configuration, credential: Credential, generation: UInt64 = 0) {
+        init(
+            configuration: Configuration, credential: Credential, generation: UInt64 = 0,
+            lifetime: CredentialLifetime? = nil, expiresAt: MonotonicInstant? = nil
+        ) {
             self.configuration = configuration
+            self.lifetime = lifetime
             self.credentials = CredentialRefresh(
                 credential: credential, generation: generation, limit: configuration.refreshLimit,
-                window: configuration.refreshWindow)
+                window: configuration.refreshWindow, expiresAt: lifetime == nil ? nil : expiresAt,
+                margin: lifetime?.refreshMargin ?? .zero, backgroundInterval: lifetime?.retryInterval ?? .seconds(5))
         }
 
         // MARK: Effects hand-off
@@ -120,7 +134,7 @@ extension RequestQueue {
             return self.effects
         }
 
-        private mutating func makeToken() -> UInt64 {
+        mutating func makeToken() -> UInt64 {
             defer { self.nextToken += 1 }
             return self.nextToken
         }
@@ -190,7 +204,7 @@ extension RequestQueue {
             // Their requests have ended; an answer would be ignored and a timer never fires.
             self.effects.removeAll { effect in
                 switch effect {
-                case .send, .refresh, .armTimeout, .armRetry, .armRefreshTimeout: return true
+                case .send, .refresh, .armTimeout, .armRetry, .armRefreshTimeout, .armBackgroundRetry: return true
                 case .notify, .complete, .store, .cancelTimer: return false
                 }
             }
@@ -203,13 +217,14 @@ extension RequestQueue {
             self.refusal = error
             let ids = self.entries.keys.sorted()
             for id in ids { self.finish(id, .failure(error)) }
-            if self.credentials.isActive {
-                self.credentials.abandon()
-                self.runningCount = 0
-                self.uniqueRunning = false
-            }
+            // Its answer will be ignored; every request it could hold back has ended.
+            self.credentials.abandon()
             if let timer = self.refreshTimer {
                 self.refreshTimer = nil
+                self.effects.append(.cancelTimer(timer))
+            }
+            if let timer = self.backgroundRetryTimer {
+                self.backgroundRetryTimer = nil
                 self.effects.append(.cancelTimer(timer))
             }
             for index in self.lists.indices { self.lists[index].removeAll() }
@@ -310,13 +325,16 @@ extension RequestQueue {
             self.checkInvariants()
         }
 
-        /// Applies the refresh's answer, if `token` is the running refresh's.
+        /// Applies the refresh's answer, if `token` is the running refresh's; `expiresAt` is the new
+        /// credential's expiry, when known.
         mutating func refreshAnswered(
-            token: UInt64, result: Result<CoordinatedCredential<Credential>, any Error>, now: MonotonicInstant
+            token: UInt64, result: Result<CoordinatedCredential<Credential>, any Error>, expiresAt: MonotonicInstant?,
+            now: MonotonicInstant
         ) {
             switch result {
             case .success(let new):
-                guard self.credentials.succeeded(token: token, credential: new.credential, generation: new.generation)
+                guard self.credentials.succeeded(
+                    token: token, credential: new.credential, generation: new.generation, expiresAt: expiresAt)
                 else {
                     self.statistics.ignoredAnswers += 1
                     return
@@ -335,11 +353,11 @@ extension RequestQueue {
                     self.entries[id] = entry
                 }
             case .failure(let error):
-                guard self.credentials.failed(token: token) else {
+                guard let outcome = self.credentials.failed(token: token, now: now, retryDelay: self.retryDelay()) else {
                     self.statistics.ignoredAnswers += 1
                     return
                 }
-                self.failParked(with: .refreshFailed(error))
+                self.refreshFailed(outcome, with: .refreshFailed(error))
             }
             self.dispatch(now: now)
             self.checkInvariants()
@@ -347,9 +365,11 @@ extension RequestQueue {
 
         /// The refresh `token` took longer than `refreshTimeout`: fail the parked requests.
         mutating func refreshTimedOut(token: UInt64, now: MonotonicInstant) {
-            guard self.credentials.failed(token: token) else { return }
+            guard let outcome = self.credentials.failed(token: token, now: now, retryDelay: self.retryDelay()) else {
+                return
+            }
             self.refreshTimer = nil
-            self.failParked(with: .refreshTimedOut(after: self.configuration.refreshTimeout))
+            self.refreshFailed(outcome, with: .refreshTimedOut(after: self.configuration.refreshTimeout))
             self.dispatch(now: now)
             self.checkInvariants()
         }
@@ -390,6 +410,19 @@ extension RequestQueue {
         }
 
         /// Keeps the timeout timer of refresh `token`.
+        /// Keeps the background retry's wake-up so a shutdown can cancel it; `false` (the caller
+        /// cancels it) once the queue has shut down, or when another one is already armed.
+        mutating func attachBackgroundRetryTimer(_ work: DelayedWork) -> Bool {
+            guard self.refusal == nil, self.backgroundRetryTimer == nil else { return false }
+            self.backgroundRetryTimer = work
+            return true
+        }
+
+        /// The background retry's wake-up fired: it is no longer armed.
+        mutating func backgroundRetryFired() {
+            self.backgroundRetryTimer = nil
+        }
+
         mutating func attachRefreshTimer(_ work: DelayedWork, token: UInt64) -> Bool {
             guard self.credentials.isRunning(token) else { return false }
             self.refreshTimer = work
@@ -420,22 +453,52 @@ extension RequestQueue {
         }
 
         private mutating func endRefresh() {
-            self.runningCount -= 1
-            self.uniqueRunning = false
             if let timer = self.refreshTimer {
                 self.refreshTimer = nil
                 self.effects.append(.cancelTimer(timer))
             }
         }
 
-        private mutating func failParked(with error: RequestError) {
+        /// The wait before another background refresh after a failed one.
+        private mutating func retryDelay() -> Duration {
+            self.lifetime?.retryDelay(using: &self.random) ?? .zero
+        }
+
+        /// A refresh ended without a credential: the parked requests fail with `error`, or (a
+        /// background refresh of a valid credential) nothing fails and it is tried again later.
+        private mutating func refreshFailed(_ outcome: CredentialRefresh<Credential>.FailureOutcome, with error: RequestError) {
             self.statistics.refreshesFailed += 1
             self.endRefresh()
+            switch outcome {
+            case .failParked:
+                self.failParked(with: error)
+            case .keepServing(let retryAt):
+                self.statistics.backgroundRefreshesFailed += 1
+                self.effects.append(.armBackgroundRetry(deadline: retryAt))
+            }
+        }
+
+        /// Ends every parked request with `error`, each once.
+        mutating func failParked(with error: RequestError) {
             let parked = self.parked
             self.parked.removeAll()
             for id in parked {
                 guard let entry = self.entries[id], entry.phase == .parked else { continue }
                 self.finish(id, .failure(error))
+            }
+        }
+
+        /// The credential is known to have expired: every queued request parks for the refresh
+        /// instead of being sent with it.
+        mutating func parkQueued() {
+            for id in self.queued.keys.sorted() {
+                guard var entry = self.entries[id] else { continue }
+                self.queued[id] = nil
+                entry.phase = .parked
+                self.setState(&entry, .redirect)
+                self.entries[id] = entry
+                self.parked.append(id)
+                self.statistics.heldForExpiry += 1
             }
         }
 

@@ -26,6 +26,14 @@ import Synchronization
 /// or times out each of them fails once with that error. `maximumRedirects` per request and
 /// `refreshLimit` per `refreshWindow` stop loops with `RequestError`s.
 ///
+/// **Credentials with a lifetime.** When `Policy.lifetime` tells when a credential expires, the
+/// queue refreshes ahead: a stale credential (inside the refresh margin) gets one background
+/// refresh while requests keep going out with it, and a failed one fails nothing while the
+/// credential is valid; an expired one is never sent: requests park for the refresh, which
+/// starts at once. A queue created with an expired credential refreshes before its first send.
+/// See `CredentialLifetime` and `CredentialFreshness`. The refresh has a slot of its own beside
+/// `maximumConcurrent`, so it never waits behind the requests waiting for it.
+///
 /// **Coordination.** Each refresh first asks the queue's `CredentialCoordinator` for a lease on
 /// the generation that expired. With a lease it calls `Policy.refresh` and publishes the result;
 /// when another holder (another queue, another process) has published a newer credential, the
@@ -104,7 +112,9 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
             coordinator ?? LocalCredentialCoordinator(scheduler: scheduler, leaseDuration: configuration.refreshTimeout)
         self.scheduler = scheduler
         self.state = LockedValue(
-            State(configuration: configuration, credential: credential, generation: credentialGeneration))
+            State(
+                configuration: configuration, credential: credential, generation: credentialGeneration,
+                lifetime: policy.lifetime, expiresAt: policy.lifetime?.expiry(credential)))
         // Weak: a long-lived scheduler must not keep released queues alive. Runs at once when the
         // scheduler has already stopped.
         let subscription = scheduler.whenShutDown { [weak self] reason in
@@ -188,8 +198,21 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     /// Requests submitted and not yet ended.
     public var unfinishedCount: Int { self.state.withLock { $0.entries.count } }
 
-    /// Requests in flight now, the credential refresh included.
-    public var runningCount: Int { self.state.withLock { $0.runningCount } }
+    /// Requests in flight now, the credential refresh included (it has its own slot, so this may
+    /// reach `maximumConcurrent + 1`).
+    public var runningCount: Int {
+        self.state.withLock { state in
+            if case .running = state.credentials.phase { return state.runningCount + 1 }
+            return state.runningCount
+        }
+    }
+
+    /// Where the current credential stands now on the scheduler's clock: always `.fresh` when
+    /// `Policy.lifetime` is `nil` or does not know its expiry.
+    public var credentialFreshness: CredentialFreshness {
+        let now = self.scheduler.now
+        return self.state.withLock { $0.credentials.freshness(at: now) }
+    }
 
     /// Requests parked behind the credential refresh.
     public var parkedCount: Int {
@@ -298,6 +321,22 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
             guard let work = self.arm(at: deadline, { state, now in state.refreshTimedOut(token: token, now: now) })
             else { return }
             if !self.state.withLock({ $0.attachRefreshTimer(work, token: token) }) { work.cancel() }
+        case .armBackgroundRetry(let deadline):
+            // No request waits for it: it holds the queue weakly (a queue nobody holds stops
+            // refreshing at once, instead of calling the refresh endpoint until its token
+            // expires) and a shutdown cancels it.
+            do {
+                let work = try self.scheduler.schedule(at: deadline) { [weak self] in
+                    self?.decideOnScheduler { state, now in
+                        state.backgroundRetryFired()
+                        state.dispatch(now: now)
+                        state.checkInvariants()
+                    }
+                }
+                if !self.state.withLock({ $0.attachBackgroundRetryTimer(work) }) { work.cancel() }
+            } catch {
+                self.state.withLock { _ = $0.schedulerShutDown(error) }
+            }
         case .cancelTimer(let work):
             work.cancel()
         }
@@ -399,7 +438,11 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     private func answerRefresh(_ token: UInt64, _ result: Result<CoordinatedCredential<Credential>, any Error>) {
         do throws(SchedulingError) {
             try self.scheduler.execute {
-                self.decideOnScheduler { state, now in state.refreshAnswered(token: token, result: result, now: now) }
+                // The policy's closure runs here, on the scheduler, outside the lock.
+                let expiresAt = (try? result.get()).flatMap { new in self.policy.lifetime?.expiry(new.credential) }
+                self.decideOnScheduler { state, now in
+                    state.refreshAnswered(token: token, result: result, expiresAt: expiresAt, now: now)
+                }
             }
         } catch {
             self.schedulerDidShutDown(error, afterLastWork: false)

@@ -9,6 +9,14 @@ package enum RequestQueueMisuse {
     }
 
     @inline(never)
+    package static func invalidLifetime(_ field: String, _ value: String, _ rule: String) -> Never {
+        fatalError("""
+            RequestQueue.CredentialLifetime.\(field) is \(value); it must be \(rule). \
+            Fix the lifetime given to the queue's Policy.
+            """)
+    }
+
+    @inline(never)
     package static func invalidTimeout(_ timeout: Duration) -> Never {
         fatalError("""
             RequestQueue.submit: timeout is \(timeout); it must be greater than zero. \

@@ -37,8 +37,17 @@ public struct RequestQueueStatistics: Sendable, Hashable {
     /// Publishes the coordinator refused because the lease had been superseded: the credential
     /// refreshed here was dropped for the one another holder published.
     public var publishesRefused = 0
-    /// Refreshes that failed or timed out.
+    /// Refreshes started ahead of a rejection, from a known lifetime (`Policy.lifetime`): in the
+    /// background for a stale credential, or before sending for an expired one.
+    public var refreshesAhead = 0
+    /// Refreshes that failed or timed out (`backgroundRefreshesFailed` included).
     public var refreshesFailed = 0
+    /// Background refreshes that failed or timed out while the credential was still valid: no
+    /// request failed; each is tried again after `CredentialLifetime.retryInterval` and jitter.
+    public var backgroundRefreshesFailed = 0
+    /// Requests parked before a send because the credential was known to have expired (each
+    /// time it happened): requests that would otherwise have been sent to be rejected.
+    public var heldForExpiry = 0
     /// Refreshes refused by the refresh window.
     public var refreshesRefused = 0
     /// Transport or refresh answers ignored because their attempt had already ended (late,

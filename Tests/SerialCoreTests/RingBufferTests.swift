@@ -1,8 +1,9 @@
 @testable import SerialCore
 import SerialTesting
+import SerialTestSupport
 import Testing
 
-@Suite("RingBuffer")
+@Suite("RingBuffer", .onItsOwnThread)  // CPU-bound for seconds: off the cooperative threads
 struct RingBufferTests {
     /// An element whose instances are counted, so a move that copied, dropped or leaked one shows.
     final class Counted {
@@ -49,5 +50,31 @@ struct RingBufferTests {
             #expect(restA == modelA && restB == modelB, "seed \(seed), trial \(trial)")
         }
         #expect(Counted.live.withLock { $0 } == liveBefore, "a move leaked or freed an element twice")
+    }
+
+    /// `insert(_:at:)` against an array, mixed with appends, prepends and pops from both ends,
+    /// over small capacities (so the ring wraps and grows under the insertions).
+    @Test func insertMatchesAReferenceModel() {
+        let seed: UInt64 = 0x1A5E_2026
+        var random = SeededRandom(seed: seed)
+        for trial in 0..<2_000 {
+            var ring = RingBuffer<Int>(initialCapacity: Int.random(in: 1...8, using: &random))
+            var model: [Int] = []
+            for next in 0..<Int.random(in: 0...40, using: &random) {
+                switch Int.random(in: 0..<5, using: &random) {
+                case 0: ring.append(next); model.append(next)
+                case 1: ring.prepend(next); model.insert(next, at: 0)
+                case 2: #expect(ring.popFirst() == model.first); if !model.isEmpty { model.removeFirst() }
+                case 3: #expect(ring.popLast() == model.last); if !model.isEmpty { model.removeLast() }
+                default:
+                    let index = Int.random(in: 0...model.count, using: &random)
+                    ring.insert(next, at: index)
+                    model.insert(next, at: index)
+                }
+            }
+            var rest: [Int] = []
+            while let element = ring.popFirst() { rest.append(element) }
+            #expect(rest == model, "seed \(seed), trial \(trial)")
+        }
     }
 }

@@ -252,3 +252,69 @@ struct WorkContextTests {
         #expect(values.filter { $0.hasPrefix("completion") } == ["completion2:tB"], "\(values)")
     }
 }
+
+// A credential refresh runs in the context of the first request parked for it, even when that
+// request has none (never in another queue's context).
+extension WorkContextTests {
+    /// A's request (trace tA) takes the shared lease; B's request has no trace at all. A's refresh
+    /// fails and releases the lease: B's grant arrives inline, on the thread that released, in tA.
+    /// B's refresh must run in the context of the first request parked for it, which is none,
+    /// not in A's trace.
+    @Test func aRefreshWhoseFirstParkedRequestHasNoContextDoesNotRunInAnotherQueuesContext() {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        let scheduler = VirtualScheduler()
+        let seen = Seen()
+        let coordinator = LocalCredentialCoordinator<Int>(scheduler: scheduler, leaseDuration: .seconds(10))
+        let a = Self.sharingQueue("A", seen: seen, scheduler: scheduler, coordinator: coordinator) { _, done in
+            _ = try? scheduler.schedule(after: .milliseconds(5), WorkContext.bind { done(.failure(Denied())) })
+        }
+        let b = Self.sharingQueue("B", seen: seen, scheduler: scheduler, coordinator: coordinator) { expired, done in
+            done(.success(expired + 1))
+        }
+        Self.$trace.withValue("tA") { a.submit(1) { _ in seen.record("completion1") } }
+        b.submit(2) { _ in seen.record("completion2") }
+        scheduler.advance(by: .seconds(1))
+        let values = seen.recorder.values
+        #expect(values.filter { $0.hasPrefix("refresh") } == ["refreshA:tA", "refreshB:none"], "\(values)")
+        #expect(values.filter { $0.hasPrefix("completion") }.sorted() == ["completion1:tA", "completion2:none"])
+    }
+
+    /// As above with B on a `SerialQueue` of its own: the grant arrives on A's (virtual) thread in
+    /// tA and B hops to its queue with `execute`, which carries the caller's context: B's
+    /// refresh must still not run in tA.
+    @Test func aRefreshWithNoParkedContextGrantedFromAnotherQueuesThreadHopsWithoutItsContext() throws {
+        Self.installTrace()
+        defer { WorkContext.uninstall() }
+        let scheduler = VirtualScheduler()
+        let bQueue = SerialQueue(label: "attack-b")
+        let seen = Seen()
+        let coordinator = LocalCredentialCoordinator<Int>(scheduler: scheduler, leaseDuration: .seconds(10))
+        let a = Self.sharingQueue("A", seen: seen, scheduler: scheduler, coordinator: coordinator) { _, done in
+            _ = try? scheduler.schedule(after: .milliseconds(5), WorkContext.bind { done(.failure(Denied())) })
+        }
+        let policy = RequestQueue<TracedTransport>.Policy(
+            classify: { _, outcome in (try? outcome.get()) == 401 ? .credentialExpired : .success },
+            refresh: { expired, done in
+                seen.record("refreshB")
+                done(.success(expired + 1))
+            })
+        let b = RequestQueue(
+            transport: TracedTransport(seen: seen), credential: 0, policy: policy, coordinator: coordinator,
+            scheduler: bQueue)
+        Self.$trace.withValue("tA") { a.submit(1) { _ in seen.record("completion1") } }
+        scheduler.runUntilIdle()  // A holds the lease now; its refresh fails at +5 ms
+        b.submit(2) { _ in seen.record("completion2") }
+        // B's request parks on its own queue; wait until it asked for the lease (it is held by A).
+        _ = bQueue.sync { 0 }
+        #expect(eventually(timeout: .seconds(20)) { seen.recorder.values.contains { $0.hasPrefix("send2") } })
+        _ = bQueue.sync { 0 }
+        scheduler.advance(by: .seconds(1))
+        _ = try seen.recorder.wait(until: "B's refresh and completion", timeout: .seconds(20)) { values in
+            values.contains { $0.hasPrefix("completion2") }
+        }
+        let values = seen.recorder.values
+        #expect(values.filter { $0.hasPrefix("refresh") } == ["refreshA:tA", "refreshB:none"], "\(values)")
+        withExtendedLifetime((a, b)) {}
+    }
+}

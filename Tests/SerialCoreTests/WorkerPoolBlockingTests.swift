@@ -5,7 +5,7 @@ import Testing
 /// Every wait the library makes on a pool thread gets a stand-in thread, so work that waits for
 /// a queue of the same pool never waits for the blocked thread itself. Each scenario would hang
 /// without it: a watchdog ends the process with the scenario's name instead.
-@Suite("WorkerPool blocking waits")
+@Suite("WorkerPool blocking waits", .onItsOwnThread)  // waits for pool work: off the cooperative threads
 struct WorkerPoolBlockingTests {
     @Test(arguments: [1, 4])
     func releasingADedicatedQueueOnAPoolThreadLetsItsWorkWaitForThePool(width: Int) {

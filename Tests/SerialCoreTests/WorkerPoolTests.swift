@@ -6,7 +6,7 @@ import Testing
 /// What is particular to queues on a `WorkerPool`; the guarantees both modes share are checked
 /// by the SerialQueue suites, which run every test in both modes. Pools here have unique labels
 /// so their threads can be recognised by name while other suites run in parallel.
-@Suite("WorkerPool")
+@Suite("WorkerPool", .onItsOwnThread)  // its tests wait for pool work: off the cooperative threads
 struct WorkerPoolTests {
     @Test func manyQueuesRunOnThePoolsThreadsOnly() {
         let pool = WorkerPool(threads: 2, label: "pool-only")
@@ -153,12 +153,13 @@ struct WorkerPoolTests {
 
     /// Delayed work that falls due while every pool thread is busy goes ahead of the queues
     /// waiting for a thread: it runs when the current turn ends (at most 64 items of one queue),
-    /// not behind a turn of every busy queue. Counted in items, not time, so load cannot blur it.
+    /// not behind a turn of every busy queue. Counted in items started while the due queue waited
+    /// in the run queue, not from its deadline: a timer thread that a loaded machine wakes late
+    /// has not made it due yet, and load cannot blur the count.
     @Test func delayedWorkThatFallsDueWhileThePoolIsBusyRunsAfterTheCurrentTurn() {
         let pool = WorkerPool(threads: 1, label: "pool-due")
         let busy = (0..<3).map { SerialQueue(label: "busy\($0)", pool: pool) }
         let delayed = SerialQueue(label: "delayed", pool: pool)
-        let due = LockedValue<UInt64>(.max)
         let delayedRan = TestFlag()
         let startedAfterDue = TestCounter()
         let ran = TestSemaphore()
@@ -167,14 +168,12 @@ struct WorkerPoolTests {
         for queue in busy {
             for _ in 0..<200 {
                 queue.async {
-                    let now = monotonicNow()
-                    if now >= due.withLock({ $0 }) && !delayedRan.isSet { startedAfterDue.increment() }
-                    let until = now + 500_000  // half a millisecond of work
+                    if !delayedRan.isSet && pool._runQueueHolds(delayed) { startedAfterDue.increment() }
+                    let until = monotonicNow() + 500_000  // half a millisecond of work
                     while monotonicNow() < until {}
                 }
             }
         }
-        due.withLock { $0 = monotonicNow() + 10_000_000 }
         delayed.asyncAfter(delay: .milliseconds(10)) {
             delayedRan.set()
             ran.signal()
@@ -183,6 +182,69 @@ struct WorkerPoolTests {
         #expect(ran.wait(), "the delayed work never ran")
         let count = startedAfterDue.value
         #expect(count <= 64, "\(count) items of busy queues started after the delayed work fell due (a turn is 64)")
+    }
+
+    /// Delayed work that falls due while the pool is busy runs in the order it fell due: each
+    /// due queue goes to the head of the run queue *behind* the due work already there. Six
+    /// queues fall due one after another while the one thread runs a held item; once all six wait
+    /// in the run queue the item ends and they must run first-due first. Ordered by the run queue
+    /// alone, not by time: the hold lasts until all six are there, however slow the machine.
+    @Test func delayedWorkThatFallsDueWhileThePoolIsBusyRunsInTheOrderItFellDue() {
+        let order = Self.dueOrderBehindAHeldItem(label: "pool-due-order") { index, queue, pool, record in
+            // One queue falls due at a time: the next is armed only once the previous waits.
+            queue.asyncAfter(delay: .milliseconds(1), record)
+            #expect(
+                eventually(timeout: .seconds(20)) { pool._runQueueCount == index + 1 },
+                "due\(index) never reached the run queue")
+        }
+        #expect(order == Array(0..<6), "due work ran out of the order it fell due")
+    }
+
+    /// Six queues whose delayed work falls due at the same instant, armed in order 0...5: they
+    /// fell due together, so the order they were scheduled in is the only order there is (the
+    /// pool's timer heap alone broke the tie as 0, 5, 4, 3, 2, 1).
+    @Test func queuesFallingDueAtTheSameInstantRunInTheOrderTheyWereScheduled() {
+        let deadline = MonotonicInstant.now().advanced(by: .milliseconds(200))
+        let order = Self.dueOrderBehindAHeldItem(label: "pool-due-ties") { _, queue, _, record in
+            queue.asyncAfter(deadline: deadline, record)
+        }
+        #expect(order == Array(0..<6), "ties fell due out of the order they were scheduled in")
+    }
+
+    /// Holds a one-thread pool's thread, lets `arm` give six queues their delayed work (it gets
+    /// each queue's index, the queue, the pool and the work to schedule), waits until all six wait
+    /// in the run queue, lets the thread go, and returns the order the six ran in.
+    static func dueOrderBehindAHeldItem(
+        label: String,
+        _ arm: (Int, SerialQueue, WorkerPool, @escaping @Sendable () -> Void) -> Void
+    ) -> [Int] {
+        let pool = WorkerPool(threads: 1, label: label)
+        let busy = SerialQueue(label: "\(label)-busy", pool: pool)
+        let delayed = (0..<6).map { SerialQueue(label: "due\($0)", pool: pool) }
+        let order = LockedValue<[Int]>([])
+        let held = TestSemaphore()
+        let gate = TestSemaphore()
+        let allRan = TestSemaphore()
+        busy.async {
+            held.signal()
+            _ = gate.wait(timeout: .seconds(30))
+        }
+        #expect(held.wait(), "the pool thread never took the held item")
+        for (index, queue) in delayed.enumerated() {
+            arm(index, queue, pool) {
+                let count = order.withLock { order in
+                    order.append(index)
+                    return order.count
+                }
+                if count == delayed.count { allRan.signal() }
+            }
+        }
+        #expect(
+            eventually(timeout: .seconds(20)) { pool._runQueueCount == delayed.count },
+            "the six never all reached the run queue")
+        gate.signal()
+        #expect(allRan.wait(), "the due work never all ran")
+        return order.withLock { $0 }
     }
 
     /// Delayed work that falls due while a thread runs a chain of `next`-slot hops (two queues

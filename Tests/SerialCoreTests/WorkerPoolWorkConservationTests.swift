@@ -9,7 +9,7 @@ import Testing
 ///
 /// Each scenario holds a pool thread in work that does not return (a foreign blocking wait, or a
 /// busy loop) until the other queue's work ran or `patience` passed, and fails with what it saw.
-@Suite("WorkerPool work conservation")
+@Suite("WorkerPool work conservation", .onItsOwnThread)  // waits for pool work: off the cooperative threads
 struct WorkerPoolWorkConservationTests {
     /// Long enough for a loaded machine to run a freed thread; only a failing case waits it out.
     static let patience = Duration.seconds(20)

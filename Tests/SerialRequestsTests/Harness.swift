@@ -2,6 +2,20 @@ import SerialCore
 import SerialRequests
 import SerialTesting
 
+/// How the simulated server's tokens expire, and what the queue's policy knows of it.
+struct TokenLifetime {
+    /// How long each token the server issues lasts.
+    var lifetime: Duration = .seconds(60)
+    /// When the first token (0) expires, from the harness's start; negative: before it (overnight).
+    var firstExpiresIn: Duration = .seconds(60)
+    var margin: Duration = .seconds(10)
+    var retryInterval: Duration = .seconds(5)
+    var retryJitter: Double = 0
+    /// Whether the policy is told the expiry (false: the server's tokens expire, the queue learns
+    /// it only from 401s, as without a lifetime).
+    var known = true
+}
+
 /// A queue on virtual time against a simulated server, with a recorder for what came back.
 struct Harness {
     let scheduler: VirtualScheduler
@@ -14,14 +28,21 @@ struct Harness {
     init(
         _ configuration: TestQueue.Configuration = TestQueue.Configuration(agingInterval: nil),
         scheduler: VirtualScheduler = VirtualScheduler(),
-        coordinator: (any CredentialCoordinator<Int>)? = nil
+        coordinator: (any CredentialCoordinator<Int>)? = nil,
+        lifetime: TokenLifetime? = nil,
+        server: SimulatedServer? = nil
     ) {
         self.scheduler = scheduler
-        self.server = SimulatedServer(scheduler: self.scheduler)
-        self.queue = TestQueue(
-            transport: self.server, credential: 0, policy: self.server.policy(cache: self.cache),
-            coordinator: coordinator, configuration: configuration, scheduler: self.scheduler)
         self.start = self.scheduler.now
+        self.server = server ?? SimulatedServer(scheduler: self.scheduler)
+        var policy = self.server.policy(cache: self.cache)
+        if let lifetime {
+            if server == nil { self.server.expireTokens(lifetime, from: self.start) }
+            if lifetime.known { policy.lifetime = self.server.knownLifetime(lifetime) }
+        }
+        self.queue = TestQueue(
+            transport: self.server, credential: 0, policy: policy,
+            coordinator: coordinator, configuration: configuration, scheduler: self.scheduler)
     }
 
     /// Submits a call tagged `tag` whose completion and states go to the recorder.

@@ -136,3 +136,41 @@ struct LocalCredentialCoordinatorCrashTests {
         expectMessage(result, "LocalCredentialCoordinator: leaseDuration is 0.0 seconds; it must be greater than zero")
     }
 }
+
+@Suite("RequestQueue.CredentialLifetime traps on bad input, naming the field")
+struct CredentialLifetimeCrashTests {
+    @Test func aNegativeRefreshMarginTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = TestQueue.CredentialLifetime(refreshMargin: .seconds(-1)) { _ in nil }
+        }
+        expectMessage(result, "CredentialLifetime.refreshMargin is -1.0 seconds; it must be at least zero")
+    }
+
+    @Test func aZeroRetryIntervalTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = TestQueue.CredentialLifetime(retryInterval: .zero) { _ in nil }
+        }
+        expectMessage(result, "CredentialLifetime.retryInterval is 0.0 seconds; it must be greater than zero")
+    }
+
+    @Test(arguments: [-0.1, 1.5]) func aRetryJitterOutsideZeroToOneTraps(jitter: Double) async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [jitter] in
+            _ = TestQueue.CredentialLifetime(retryJitter: jitter) { _ in nil }
+        }
+        expectMessage(result, "CredentialLifetime.retryJitter is \(jitter); it must be between 0 and 1")
+    }
+
+    /// Not an argument: a captured NaN does not survive the trip to the child process.
+    @Test func aNaNRetryJitterTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = TestQueue.CredentialLifetime(retryJitter: .nan) { _ in nil }
+        }
+        expectMessage(result, "CredentialLifetime.retryJitter is nan; it must be between 0 and 1")
+    }
+
+    @Test func aZeroMarginAndFullJitterAreValid() async {
+        await #expect(processExitsWith: .success) {
+            _ = TestQueue.CredentialLifetime(refreshMargin: .zero, retryJitter: 1) { _ in nil }
+        }
+    }
+}

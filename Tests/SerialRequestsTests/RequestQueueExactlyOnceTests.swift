@@ -4,7 +4,7 @@ import SerialTestSupport
 import SerialTesting
 import Testing
 
-@Suite("RequestQueue exactly-once completion under a random workload")
+@Suite("RequestQueue exactly-once completion under a random workload", .onItsOwnThread)  // CPU-bound for seconds: off the cooperative threads
 struct RequestQueueExactlyOnceTests {
     /// 20,000 requests per seed by default (a debug build spends about 0.1-0.2 ms per request);
     /// `STRESS_SCALE=2.5` runs the full 100,000 over the two seeds. Random priorities, kinds, timeouts, latencies

@@ -59,6 +59,15 @@ final class SimulatedServer: RequestTransport, Sendable {
         var answerTwice = false
         /// Tokens accepted besides `validToken` (issued by "another process" in coordinator tests).
         var alsoValid: Set<Int> = []
+        /// When set, tokens expire: each issued token lasts this long, and every token issued and
+        /// not revoked stays valid until its expiry (like signed tokens), not only the newest.
+        var tokenLifetime: Duration? = nil
+        /// The expiry of each token, in lifetime mode (token 0's is set by the test).
+        var expiries: [Int: MonotonicInstant] = [:]
+        /// In lifetime mode, tokens below this are revoked (`expireToken`).
+        var oldestValid = 0
+        /// Answers with status 401 (the requests that met an expired credential).
+        var rejected = 0
     }
 
     let scheduler: any Scheduling
@@ -91,10 +100,13 @@ final class SimulatedServer: RequestTransport, Sendable {
         }
         guard scripted != 0 else { return }
         self.answerOn(request.latency) {
+            let now = self.scheduler.now
             let status = self.state.withLock { state in
                 state.inFlight -= 1
                 state.inFlightNames[request.name, default: 1] -= 1
-                return credential == state.validToken || state.alsoValid.contains(credential) ? scripted : 401
+                let status = state.accepts(credential, at: now) ? scripted : 401
+                if status == 401 { state.rejected += 1 }
+                return status
             }
             let outcome: Result<Reply, any Error> =
                 status == -1
@@ -117,9 +129,11 @@ final class SimulatedServer: RequestTransport, Sendable {
         guard let latency else { return }
         self.answerOn(latency) {
             if grant {
+                let now = self.scheduler.now
                 let token = self.state.withLock { state in
                     state.issued += 1
                     state.validToken = state.issued
+                    if let lifetime = state.tokenLifetime { state.expiries[state.issued] = now.advanced(by: lifetime) }
                     return state.issued
                 }
                 completion(.success(token))
@@ -131,8 +145,34 @@ final class SimulatedServer: RequestTransport, Sendable {
 
     /// Invalidates the current token: answers from now on say 401 until a refresh issues a new one.
     func expireToken() {
-        self.state.withLock { $0.validToken = -1 }
+        self.state.withLock { state in
+            state.validToken = -1
+            state.oldestValid = state.issued + 1
+        }
     }
+
+    /// When `token` expires (lifetime mode), as the policy reads it from the token.
+    func expiry(of token: Int) -> MonotonicInstant? {
+        self.state.withLock { $0.expiries[token] }
+    }
+
+    /// Tokens expire from now on: each lasts `lifetime.lifetime`, token 0 `firstExpiresIn` after `start`.
+    func expireTokens(_ lifetime: TokenLifetime, from start: MonotonicInstant) {
+        self.state.withLock { state in
+            state.tokenLifetime = lifetime.lifetime
+            state.expiries[0] = start.advanced(by: lifetime.firstExpiresIn)
+        }
+    }
+
+    /// The policy's view of the tokens' lifetime: the expiry the server gave each.
+    func knownLifetime(_ lifetime: TokenLifetime) -> RequestQueue<SimulatedServer>.CredentialLifetime {
+        .init(
+            refreshMargin: lifetime.margin, retryInterval: lifetime.retryInterval, retryJitter: lifetime.retryJitter
+        ) { token in self.expiry(of: token) }
+    }
+
+    /// Requests answered 401.
+    var rejected: Int { self.state.withLock { $0.rejected } }
 
     var sends: [Send] { self.state.withLock { $0.sends } }
     var sentNames: [String] { self.state.withLock { $0.sends.map(\.name) } }
@@ -167,6 +207,16 @@ final class SimulatedServer: RequestTransport, Sendable {
             cachedResponse: { call in cache.entries.withLock { $0[call.name] } },
             storeResponse: { call, reply in cache.stored.withLock { $0.append(call.name) } }
         )
+    }
+}
+
+extension SimulatedServer.State {
+    /// Whether the server takes `credential` at `now`.
+    func accepts(_ credential: Int, at now: MonotonicInstant) -> Bool {
+        if self.alsoValid.contains(credential) { return true }
+        guard self.tokenLifetime != nil else { return credential == self.validToken }
+        guard credential >= self.oldestValid, credential <= self.issued else { return false }
+        return self.expiries[credential].map { now < $0 } ?? true
     }
 }
 

@@ -132,3 +132,37 @@ struct TimerRescheduleTests {
         #expect(completion.extendDeadline(after: .seconds(1)) == false)
     }
 }
+
+// Re-arming from the callback: a re-arm keeps or drops precision as the pending path does.
+extension TimerRescheduleTests {
+    /// A default timer (tick 100 ms) made precise from its callback stays precise through later
+    /// re-arms with `nil`, and one given a tick or more goes back to the wheel: every firing on
+    /// the promised instant.
+    @Test func reArmsFromTheCallbackKeepOrDropPrecisionAsThePendingPathDoes() throws {
+        let scheduler = VirtualScheduler()
+        let timers = TimerService(scheduler: scheduler, tick: .milliseconds(100))
+        let start = scheduler.now
+        let fired = LockedValue<[Duration]>([])
+        let box = LockedValue<TimerHandle?>(nil)
+        // (delay, tolerance) for each re-arm after the n-th firing.
+        let plan: [(Duration, Duration?)] = [
+            (.milliseconds(10), .zero), (.milliseconds(15), nil), (.milliseconds(20), nil),
+            (.milliseconds(30), .milliseconds(200)), (.milliseconds(30), nil),
+        ]
+        let handle = try timers.schedule(after: .milliseconds(100)) {
+            let count = fired.withLock { fired in
+                fired.append(start.duration(to: scheduler.now))
+                return fired.count
+            }
+            guard count <= plan.count, let handle = box.withLock({ $0 }) else { return }
+            let (delay, tolerance) = plan[count - 1]
+            #expect(handle.reschedule(after: delay, tolerance: tolerance) == .movedToNewDeadline)
+        }
+        box.withLock { $0 = handle }
+        scheduler.advance(by: .seconds(2))
+        // 100; +10 = 110 precise; +15 = 125; +20 = 145; +30 with a wide window: the wheel's
+        // one tick, due 175 -> tick 200; +30 = 230 -> tick 300.
+        #expect(fired.withLock { $0 } == [100, 110, 125, 145, 200, 300].map { .milliseconds($0) })
+        #expect(timers.pendingCount == 0)
+    }
+}

@@ -289,3 +289,24 @@ struct TimerServiceTests {
         #expect(handle?.cancel() == false)
     }
 }
+
+// `stop()` ends every timer it finds, whatever path it was on.
+extension TimerServiceTests {
+    /// Made precise, due, then stopped from another timer's callback in the same turn: the stop
+    /// ends it; the service is clean (and internal checks pass) and a new service is unaffected.
+    @Test func aTimerMadePreciseAndDueWhenTheServiceStopsLeavesNothingBehind() throws {
+        let scheduler = VirtualScheduler()
+        let timers = TimerService(scheduler: scheduler, tick: .milliseconds(100), callbacksPerTurn: 1)
+        let ran = CallbackRecorder<String>("ran")
+        try timers.schedule(after: .milliseconds(50), tolerance: .zero) {
+            ran.record("stopper")
+            _ = timers.stop()
+        }
+        let handle = try timers.schedule(after: .seconds(5)) { ran.record("made precise") }
+        #expect(handle.reschedule(after: .milliseconds(50), tolerance: .zero) == .movedToNewDeadline)
+        scheduler.advance(by: .seconds(1))
+        #expect(ran.values == ["stopper"])
+        #expect(handle.status == .stopped)
+        #expect(timers.pendingCount == 0)
+    }
+}

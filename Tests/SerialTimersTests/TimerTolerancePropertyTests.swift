@@ -8,7 +8,7 @@ import Testing
 /// `TimerService` on virtual time, where a wake-up runs exactly when it is armed: every
 /// callback runs inside its window [deadline, deadline + tolerance] (one tick for the
 /// default), never early, exactly once, and a cancelled timer never runs.
-@Suite("TimerService tolerance against its windows")
+@Suite("TimerService tolerance against its windows", .onItsOwnThread)  // CPU-bound for seconds: off the cooperative threads
 struct TimerTolerancePropertyTests {
     static let seeds: [UInt64] = [1, 2, 3, 42, 1_000, 0xC0FFEE, 0xDEAD_BEEF, 7_777_777]
     static let tick: Duration = .milliseconds(1)

@@ -9,7 +9,7 @@ import Testing
 /// step against a sorted array, plus the per-timer memory it was built for. Half the timers
 /// carry a tolerance of a tick or more: the wheel's `nextWakeTick` must never be later than the
 /// end of any waiting timer's window, and a driver that wakes there fires each timer inside it.
-@Suite("TimerService's intrusive wheel")
+@Suite("TimerService's intrusive wheel", .onItsOwnThread)  // CPU-bound for seconds: off the cooperative threads
 struct TimerWheelTests {
     typealias Timer = TimerService.Timer
 
@@ -139,9 +139,11 @@ struct TimerWheelTests {
 
     /// The figure the wheel's design is for: a pending one-shot timer is one 64-byte malloc
     /// chunk (56 usable bytes). A field added to `Timer` fails this.
+    /// malloc may hand out a larger free chunk than asked for (seen once: 72 usable bytes, with
+    /// other tests' frees in the same arena), so the smallest of a few allocations counts.
     @Test func aOneShotTimerIsOneSixtyFourByteChunk() {
-        let timer = Timer(deadline: .distantFuture, stage: .pending {})
-        let usable = mallocUsableSize(Unmanaged.passUnretained(timer).toOpaque())
+        let timers = (0..<16).map { _ in Timer(deadline: .distantFuture, stage: .pending {}) }
+        let usable = timers.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }.min()!
         #expect(usable <= 56, "a Timer takes \(usable) usable bytes; 56 (a 64-byte chunk) is the budget")
         #expect(MemoryLayout<TimerService.Stage>.size == 16, "the status must fit in the callback's spare values")
     }

@@ -4,7 +4,7 @@ import SerialTimers
 import Testing
 
 /// Random insert / cancel / advance sequences checked step by step against a sorted array.
-@Suite("TimingWheel against a reference model")
+@Suite("TimingWheel against a reference model", .onItsOwnThread)  // CPU-bound for seconds: off the cooperative threads
 struct TimingWheelPropertyTests {
     static let seeds: [UInt64] = [1, 2, 3, 42, 1_000, 0xC0FFEE, 0xDEAD_BEEF, 7_777_777]
 

@@ -141,3 +141,44 @@ struct WheelClockTests {
         return try await ended.wait(forCount: 1, timeout: .seconds(120))[0]
     }
 }
+
+// The test clock's count of sleepers follows armed sleeps only.
+extension WheelClockTests {
+    /// A sleep whose deadline has passed is armed and counted like any other; cancelled sleeps
+    /// and sleeps ended by a stop leave the count at zero, never negative.
+    @Test func theSleeperCountFollowsArmedSleepsOnly() async throws {
+        let scheduler = VirtualScheduler()
+        let clock = scheduler.clock
+        let ended = CallbackRecorder<String>("ended")
+        let past = Task {
+            do { try await clock.sleep(until: clock.now - .seconds(1)); ended.record("past") } catch { ended.record("past \(error)") }
+        }
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
+        scheduler.advance(by: .nanoseconds(1))  // a past deadline: the next tick (1 ns here)
+        #expect(try await ended.wait(forCount: 1, timeout: .seconds(120)) == ["past"])
+        #expect(scheduler.sleeperCount == 0)
+        let sleeps = (0..<5).map { index in
+            Task {
+                do { try await clock.sleep(for: .seconds(10)) } catch { ended.record("cancelled \(index)") }
+            }
+        }
+        try await scheduler.waitUntilAsleep(5, timeout: .seconds(120))
+        for task in sleeps { task.cancel() }
+        _ = try await ended.wait(forCount: 6, timeout: .seconds(120))
+        #expect(scheduler.sleeperCount == 0)
+        // Cancelled before it starts: never counted.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            do { try await clock.sleep(for: .seconds(1)) } catch { ended.record("early") }
+        }
+        _ = try await ended.wait(forCount: 7, timeout: .seconds(120))
+        #expect(scheduler.sleeperCount == 0)
+        let stopped = Task { do { try await clock.sleep(for: .seconds(1)) } catch { ended.record("stopped") } }
+        try await scheduler.waitUntilAsleep(1, timeout: .seconds(120))
+        _ = clock.timers.stop()
+        _ = try await ended.wait(forCount: 8, timeout: .seconds(120))
+        #expect(scheduler.sleeperCount == 0)
+        #expect(scheduler.sleeperCount >= 0)
+        _ = (past, early, stopped)
+    }
+}

@@ -74,6 +74,30 @@ struct WheelDeadlineTests {
         #expect(clock.timers.pendingCount == 0)
     }
 
+    /// A caller cancelled before the deadline gets what the operation throws, even when the
+    /// operation throws only after the deadline has passed (its timer, tolerant, not run yet):
+    /// what counts is when the caller was cancelled, not when the operation ended.
+    @Test func aCallerCancelledBeforeTheDeadlineGetsTheOperationsErrorEvenWhenItEndsAfterIt() async throws {
+        let scheduler = VirtualScheduler()
+        let clock = scheduler.clock
+        let step = LockedValue<CheckedContinuation<Void, Never>?>(nil)
+        let outcome = Outcome {
+            try await withWheelDeadline(after: .milliseconds(100), tolerance: .seconds(1), clock: clock) {
+                // A step that does not end at cancellation: it ends when the test says so.
+                await withCheckedContinuation { continuation in step.withLock { $0 = continuation } }
+                try Task.checkCancellation()
+                return 1
+            }
+        }
+        #expect(await eventually(timeout: .seconds(120)) { step.withLock { $0 != nil } }, "the operation never started")
+        scheduler.advance(by: .milliseconds(50))
+        outcome.task.cancel()  // before the deadline
+        scheduler.advance(by: .milliseconds(100))  // +150 ms: past the deadline, inside its tolerance
+        #expect(clock.timers.pendingCount == 1, "the deadline's timer fired inside its window: the case is not met")
+        step.withLock { $0?.resume() }
+        #expect(try await outcome.value() == "cancelled")
+    }
+
     @Test func aValueReturnedAfterTheDeadlineCancelledTheOperationIsReturned() async throws {
         let scheduler = VirtualScheduler()
         let clock = scheduler.clock

@@ -3,7 +3,7 @@ import SerialTestSupport
 import SerialTesting
 import Testing
 
-@testable import SerialCore
+@_spi(SerialSeam) @testable import SerialCore
 
 /// The seam's atomics (`SeamAtomic`) are scheduling points: the simulator switches threads
 /// between two atomic operations that have no lock or other seam operation between them. Each

@@ -8,9 +8,11 @@ import Testing
 /// `SERIAL_SIMULATION_SEEDS=N` sweeps every catalogued scenario (`scripts/simulation.sh`, CI);
 /// `SERIAL_SIMULATION_HUNT=MUTANT` explores the scenario that must find a mutant until it fails,
 /// then replays the failure (`scripts/simulation-mutants.sh`, with the mutant's patch applied).
+/// `SERIAL_SIMULATION_ONLY=NAME,NAME` limits the sweep to those catalogue entries.
 @Suite struct SimulationSweepTests {
     static let seedsPerUnit = ProcessInfo.processInfo.environment["SERIAL_SIMULATION_SEEDS"].flatMap { Int($0) }
     static let hunted = ProcessInfo.processInfo.environment["SERIAL_SIMULATION_HUNT"]
+    static let only = ProcessInfo.processInfo.environment["SERIAL_SIMULATION_ONLY"].map { $0.split(separator: ",").map(String.init) }
     /// `SERIAL_SIMULATION_SHARD=I/N`: this process sweeps the seeds equal to I modulo N of every
     /// scenario (a simulation runs one thread at a time, so N processes use N cores).
     static let shard: (index: UInt64, count: UInt64) = {
@@ -31,11 +33,11 @@ import Testing
         let (schedules, failures) = await offThePool { () -> (Int, [String]) in
             var schedules = 0
             var failures: [String] = []
-            for entry in ScenarioCatalog.all {
+            for entry in ScenarioCatalog.all where Self.only?.contains(entry.name) ?? true {
                 let started = ContinuousClock.now
-                let report = Simulation(strategy: entry.strategy).explore(
-                    entry.name, seeds: entry.seeds(perUnit: unit).filter { $0 % shard.count == shard.index },
-                    entry.scenario)
+                let report = entry.explore(
+                    Simulation(strategy: entry.strategy, checksDeterminism: true),
+                    seeds: entry.seeds(perUnit: unit).filter { $0 % shard.count == shard.index })
                 schedules += report.results.count
                 for result in report.failures {
                     let failure = result.failure!

@@ -20,6 +20,13 @@ public struct FleetScenario: Sendable {
     /// The server answers a reused refresh token with the current pair instead of revoking
     /// (for measuring a fleet without coordination on equal terms).
     public var reuseGrace = false
+    /// Access tokens last this long (each replica's policy is told, with `refreshMargin`); `nil`:
+    /// they expire after `usesPerToken` uses instead, which no client can foresee.
+    public var accessTokenLifetime: Duration? = nil
+    /// The replicas' refresh margin ahead of the expiry, with `accessTokenLifetime`.
+    public var refreshMargin: Duration = .seconds(1)
+    /// The wait between two submissions of a replica (zero: all at once).
+    public var pace: Duration = .zero
     /// The whole run's bound: workers still running then are killed and the run fails.
     public var timeout: Duration = .seconds(120)
 
@@ -50,12 +57,13 @@ public struct FleetReport: Sendable {
     }
 
     /// The line other tools read (a contract): processes, rotations the server made, reuse
-    /// detections, requests completed exactly once of those submitted, and the coordinator.
+    /// detections, requests completed exactly once of those submitted, the coordinator, and the
+    /// requests the server rejected with 401 (each one that met an expired token).
     public var contractLine: String {
         let coordinator = self.scenario.coordinator == .postgres ? "postgres" : "in-process"
         return "fleet: \(self.scenario.processes) processes, \(self.server.refreshes) refreshes, "
             + "\(self.server.reuseDetections) reuse detections, \(self.completedOnce)/\(self.submitted) completed once, "
-            + "coordinator \(coordinator)"
+            + "coordinator \(coordinator), \(self.server.rejected) rejected"
     }
 }
 
@@ -72,6 +80,9 @@ public enum Fleet {
     public static func run(_ scenario: FleetScenario, postgres: LocalPostgres?) async throws -> FleetReport {
         var behaviour = ServerBehaviour()
         behaviour.accessTokenUses = Array(repeating: scenario.usesPerToken, count: scenario.expiries)
+        behaviour.accessTokenLifetime = scenario.accessTokenLifetime
+        // Before the server issues its first token: never later than the server's own reckoning.
+        let initialExpiresAt = scenario.accessTokenLifetime.map { TokenPair.unixMilliseconds() + $0.milliseconds } ?? 0
         behaviour.hangingRefreshes = scenario.killLeaseHolder ? 1 : 0
         behaviour.reuseGrace = scenario.reuseGrace
         let server = try await LoopbackServer.start(behaviour: behaviour)
@@ -83,6 +94,9 @@ public enum Fleet {
         options.table = table
         options.requests = scenario.requestsPerProcess
         options.inFlight = scenario.inFlight
+        options.initialExpiresAt = initialExpiresAt
+        options.marginMilliseconds = scenario.accessTokenLifetime == nil ? 0 : Int(scenario.refreshMargin.milliseconds)
+        options.paceMilliseconds = Int(scenario.pace.milliseconds)
         options.leaseMilliseconds = Int(scenario.leaseDuration.components.seconds * 1000
             + scenario.leaseDuration.components.attoseconds / 1_000_000_000_000_000)
         if scenario.coordinator == .postgres {
@@ -91,8 +105,10 @@ public enum Fleet {
             options.postgresUser = postgres.username
             options.postgresDatabase = postgres.database
             // Create the table and its row once, before the replicas race to.
+            var initial = TokenPair.initial
+            if initialExpiresAt > 0 { initial.expiresAt = initialExpiresAt }
             let setup = try await PostgresCredentialCoordinator<TokenPair>.connect(
-                options.postgres, initial: .initial, codec: .tokenPair)
+                options.postgres, initial: initial, codec: .tokenPair)
             await setup.close()
         }
         let started = ContinuousClock.now
@@ -152,6 +168,13 @@ public enum Fleet {
         return FleetReport(
             scenario: scenario, server: counts, workers: reports, failures: failures, recoveredAfter: recovered,
             takenOverAfter: takenOver, elapsed: elapsed)
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds.
+    var milliseconds: Int64 {
+        self.components.seconds * 1000 + self.components.attoseconds / 1_000_000_000_000_000
     }
 }
 

@@ -25,6 +25,12 @@ public struct FleetWorkerOptions: Sendable, Codable {
     public var inFlight = 100
     public var leaseMilliseconds = 2_000
     public var timeoutSeconds = 60
+    /// The refresh margin the replica's policy uses; 0: it is not told when tokens expire.
+    public var marginMilliseconds = 0
+    /// The first access token's expiry (Unix milliseconds), when tokens expire; 0: none.
+    public var initialExpiresAt: Int64 = 0
+    /// The wait between two submissions; 0: all at once.
+    public var paceMilliseconds = 0
 
     public init() {}
 
@@ -34,7 +40,8 @@ public struct FleetWorkerOptions: Sendable, Codable {
          "--postgres-port", "\(self.postgresPort)", "--postgres-user", self.postgresUser,
          "--postgres-database", self.postgresDatabase, "--table", self.table, "--requests", "\(self.requests)",
          "--in-flight", "\(self.inFlight)", "--lease-ms", "\(self.leaseMilliseconds)",
-         "--timeout-s", "\(self.timeoutSeconds)"]
+         "--timeout-s", "\(self.timeoutSeconds)", "--margin-ms", "\(self.marginMilliseconds)",
+         "--initial-expires-at", "\(self.initialExpiresAt)", "--pace-ms", "\(self.paceMilliseconds)"]
     }
 
     /// The coordinator's configuration for this replica.
@@ -59,6 +66,8 @@ public struct FleetWorkerReport: Sendable, Codable {
     /// The queue's refreshes, and of them those that adopted another replica's credential.
     public var refreshesStarted: Int
     public var credentialsAdopted: Int
+    /// Of them, those started ahead of expiry (known lifetime).
+    public var refreshesAhead: Int
     public var seconds: Double
     /// The first failure's description, if any.
     public var firstError: String?
@@ -84,11 +93,13 @@ public enum FleetWorker {
         let scheduler = SerialQueue(label: "fleet-\(options.name)")
         var postgres: PostgresCredentialCoordinator<TokenPair>? = nil
         let coordinator: any CredentialCoordinator<TokenPair>
-        var start = (credential: TokenPair.initial, generation: UInt64(0))
+        var initial = TokenPair.initial
+        if options.initialExpiresAt > 0 { initial.expiresAt = options.initialExpiresAt }
+        var start = (credential: initial, generation: UInt64(0))
         switch options.coordinator {
         case .postgres:
             let connected = try await PostgresCredentialCoordinator<TokenPair>.connect(
-                options.postgres, initial: .initial, codec: .tokenPair)
+                options.postgres, initial: initial, codec: .tokenPair)
             start = try await connected.current()
             postgres = connected
             coordinator = connected
@@ -104,7 +115,15 @@ public enum FleetWorker {
                 classify: HTTPClientTransport.classify,
                 refresh: { expired, completion in
                     transport.refresh(expired, server: options.server, worker: options.name, completion: completion)
-                })
+                },
+                lifetime: options.marginMilliseconds > 0
+                    ? .init(refreshMargin: .milliseconds(options.marginMilliseconds), retryInterval: .milliseconds(200)) {
+                        pair in pair.expiresAt.map { expiry in
+                            // The server's wall clock on the queue's monotonic one, 250 ms early
+                            // for the skew of a request on its way.
+                            scheduler.now + .milliseconds(expiry - TokenPair.unixMilliseconds() - 250)
+                        }
+                    } : nil)
             let queue = RequestQueue(
                 transport: transport, credential: start.credential, credentialGeneration: start.generation,
                 policy: policy, coordinator: coordinator,
@@ -131,6 +150,7 @@ public enum FleetWorker {
         let (done, doneSink) = AsyncStream.makeStream(of: Void.self)
         for index in 0..<options.requests {
             let request = HTTPRequest(url: "\(options.server)/api/\(options.name)-\(index)", attemptTimeout: .seconds(10))
+            if options.paceMilliseconds > 0 && index > 0 { try? await Task.sleep(for: .milliseconds(options.paceMilliseconds)) }
             queue.submit(request, timeout: .seconds(Int64(options.timeoutSeconds))) { result in
                 let finished = completions.withLock { state -> Bool in
                     state.counts[index] += 1
@@ -152,6 +172,7 @@ public enum FleetWorker {
                 completedOnce: state.counts.count { $0 == 1 }, completedMoreThanOnce: state.counts.count { $0 > 1 },
                 succeeded: state.succeeded, failed: state.ended - state.succeeded,
                 refreshesStarted: statistics.refreshesStarted, credentialsAdopted: statistics.credentialsAdopted,
+                refreshesAhead: statistics.refreshesAhead,
                 seconds: Double((ContinuousClock.now - started).components.attoseconds) / 1e18
                     + Double((ContinuousClock.now - started).components.seconds),
                 firstError: state.firstError)

@@ -27,7 +27,10 @@ public final class LocalPostgres: Sendable {
     }
 
     /// Creates and starts a cluster; returns once it accepts connections.
-    public static func start() throws -> LocalPostgres {
+    ///
+    /// With `tls`, the server has `ssl = on` with that certificate, and its pg_hba.conf admits TCP
+    /// connections over TLS only (`hostssl`; `local` stays trust for `sql(_:)`).
+    public static func start(tls: TestCertificates? = nil) throws -> LocalPostgres {
         let bin = try Self.findBinaries()
         var template = Array("/tmp/serial-pg-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw LocalPostgresError.failed("mkdtemp", "errno \(errno)") }
@@ -39,6 +42,7 @@ public final class LocalPostgres: Sendable {
             try Self.run(
                 ["\(bin)/initdb", "-D", "\(directory)/data", "-U", postgres.username, "-A", "trust", "-E", "UTF8",
                  "--no-sync"], as: runAs, "initdb")
+            if let tls { try postgres.requireTLS(tls) }
             try postgres.pgCtl(["-o", "-h 127.0.0.1 -p \(postgres.port) -k \(directory) -F", "-l", "\(directory)/log",
                                 "start"])
         } catch {
@@ -59,6 +63,36 @@ public final class LocalPostgres: Sendable {
     public func restart() throws {
         try self.pgCtl(["-o", "-h 127.0.0.1 -p \(self.port) -k \(self.directory) -F", "-l", "\(self.directory)/log",
                         "start"])
+    }
+
+    /// Runs `statement` with psql over the cluster's Unix socket; its output, unaligned, tuples only.
+    public func sql(_ statement: String) throws -> String {
+        let log = "/tmp/serial-pg-sql-\(UInt32.random(in: 0...UInt32.max)).out"
+        defer { unlink(log) }
+        let arguments = ["\(self.bin)/psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", self.directory,
+                         "-p", "\(self.port)", "-U", self.username, "-d", self.database, "-c", statement]
+        let child = try ChildProcess(self.runAs.map { ["/usr/sbin/runuser", "-u", $0, "--"] + arguments } ?? arguments,
+                                     outputPath: log)
+        guard child.wait() == 0 else { throw LocalPostgresError.failed("psql", child.output) }
+        return child.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Installs `tls`'s server certificate and key in the data folder, turns `ssl` on, and lets
+    /// TCP connections in over TLS only.
+    private func requireTLS(_ tls: TestCertificates) throws {
+        let data = "\(self.directory)/data"
+        for (source, name) in [(tls.serverCertificate, "server.crt"), (tls.serverKey, "server.key")] {
+            try FileManager.default.copyItem(atPath: source, toPath: "\(data)/\(name)")
+            if let runAs { try Self.run(["/bin/chown", runAs, "\(data)/\(name)"], as: nil, "chown") }
+            chmod("\(data)/\(name)", 0o600)  // PostgreSQL refuses a key others can read
+        }
+        let settings = "\nssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n"
+        let configuration = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(data)/postgresql.conf"))
+        try configuration.seekToEnd()
+        try configuration.write(contentsOf: Data(settings.utf8))
+        try configuration.close()
+        let hba = "local all all trust\nhostssl all all 127.0.0.1/32 trust\n"  // no `host` line: no plain TCP
+        try hba.write(toFile: "\(data)/pg_hba.conf", atomically: false, encoding: .utf8)
     }
 
     private func pgCtl(_ arguments: [String]) throws {

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Glibc
 import NIOHTTP1
 import SerialHTTPClient
 import SerialPostgres
@@ -10,20 +11,35 @@ public struct TokenPair: Sendable, Hashable, CustomStringConvertible {
     public var access: String
     /// Sent to `POST /oauth/token` to get the next pair; good for one use.
     public var refresh: String
+    /// When the access token expires, in milliseconds since 1970, when the server said.
+    public var expiresAt: Int64?
 
     /// A pair.
-    public init(access: String, refresh: String) {
+    public init(access: String, refresh: String, expiresAt: Int64? = nil) {
         self.access = access
         self.refresh = refresh
+        self.expiresAt = expiresAt
     }
 
-    public var description: String { "\(self.access) \(self.refresh)" }
+    public var description: String {
+        "\(self.access) \(self.refresh)" + (self.expiresAt.map { " \($0)" } ?? "")
+    }
 
-    /// The pair from `"<access> <refresh>"` (how the loopback server answers and how it is stored).
+    /// The pair from `"<access> <refresh>"` or `"<access> <refresh> <expiry>"` (how the loopback
+    /// server answers and how it is stored).
     public init?(text: String) {
         let parts = text.split(separator: " ")
-        guard parts.count == 2 else { return nil }
-        self.init(access: String(parts[0]), refresh: String(parts[1]))
+        guard parts.count == 2 || parts.count == 3 else { return nil }
+        let expiresAt = parts.count == 3 ? Int64(parts[2]) : nil
+        if parts.count == 3 && expiresAt == nil { return nil }
+        self.init(access: String(parts[0]), refresh: String(parts[1]), expiresAt: expiresAt)
+    }
+
+    /// The wall clock, in milliseconds since 1970.
+    public static func unixMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
     /// The loopback server's first pair.

@@ -9,13 +9,15 @@ import ServiceLifecycle
 /// saw, not only what the client got.
 ///
 /// Routes:
-/// - `POST /token`: a refresh; issues the next token `t1`, `t2`, … (or 500, see `ServerBehaviour`).
+/// - `POST /token`: a refresh; issues the next token `t1`, `t2`, … (or 500, see `ServerBehaviour`);
+///   with `ServerBehaviour.tokenLifetime`, answers `<token> <milliseconds it lasts>`.
 /// - `GET /items/:id`: 200 with body `<id> <token>` when the bearer token is current and unexpired,
 ///   else 401. `?delay_ms=N` answers after N ms. `X-Unique: 1` marks a unique request.
 /// - `GET /fault/:id`: 200, 500, a slow answer or a dropped connection, drawn from a seeded
 ///   generator with `ServerBehaviour.faultPercentages`. No token needed.
 /// - `GET /loop/a`, `GET /loop/b`: 302 to each other (a redirect loop).
-/// - `GET /bench`: 200 `ok` when the token is current (not logged in `arrivals`).
+/// - `GET /bench`: 200 `ok` when the token is current (not logged in `arrivals`), 401 (counted in
+///   `rejected`) otherwise.
 /// - `POST /expire`: the current token stops being accepted.
 /// - `POST /oauth/token` with `X-Refresh-Token: r<g>`: rotating tokens with reuse detection; the
 ///   current refresh token gets `a<g+1> r<g+1>`, a used one revokes the family (400 from then on
@@ -107,6 +109,11 @@ public final class LoopbackServer: Sendable {
 
     /// The token the server accepts now.
     public var currentToken: String { self.state.withLock { $0.token } }
+
+    /// With `ServerBehaviour.tokenLifetime`: how many tokens' lifetimes ran out within `window`.
+    public func tokenExpiries(within window: ClosedRange<ContinuousClock.Instant>) -> Int {
+        self.state.withLock { $0.expiries(within: window) }
+    }
 
     /// Changes how the server behaves from now on.
     public func configure(_ change: (inout ServerBehaviour) -> Void) {

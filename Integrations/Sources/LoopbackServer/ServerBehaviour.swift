@@ -7,6 +7,14 @@ public struct ServerBehaviour: Sendable {
     /// (`nil`: no limit); tokens issued later by `POST /token` have no lifetime, so that a test's
     /// re-sent requests cannot meet a second expiry however slow the machine is.
     public var firstTokenLifetime: Duration?
+    /// Every token, the first included, stops being accepted this long after it was issued
+    /// (`nil`: tokens do not age). With it, every token issued stays accepted until its own
+    /// expiry, not only the newest (as signed tokens do), and `POST /token` answers
+    /// `<token> <milliseconds left>`.
+    public var tokenLifetime: Duration?
+    /// A token `GET /bench` always accepts, whatever `tokenLifetime` says (for the benchmark's
+    /// ways without a queue to refresh).
+    public var benchPassToken: String?
     /// Reject every token, fresh ones included (a server the client can never satisfy).
     public var rejectEveryToken = false
     /// `POST /token` answers 500 instead of issuing a token.
@@ -32,6 +40,11 @@ public struct ServerBehaviour: Sendable {
     /// `POST /oauth/token` with the refresh token used last answers the current pair instead of
     /// revoking the family (a server's grace window for retries), counted in `graceAnswers`.
     public var reuseGrace = false
+    /// Rotating tokens: each access token, the first included, lasts this long after it was
+    /// issued, and stays accepted until then even after a newer one exists (as signed tokens
+    /// do; `accessTokenUses` is then ignored). `POST /oauth/token` then answers
+    /// `<access> <refresh> <expiry in Unix milliseconds>`.
+    public var accessTokenLifetime: Duration?
     /// `POST /oauth/token` waits this long before rotating.
     public var rotationDelay: Duration = .zero
 

@@ -1,3 +1,4 @@
+import Glibc
 import SerialTesting
 import Synchronization
 
@@ -33,6 +34,8 @@ struct ServerState: Sendable {
     var tokenIssuedAt = ContinuousClock.now
     var tokenUses = 0
     var tokenExpired = false
+    /// With `behaviour.tokenLifetime`: when each token issued was issued.
+    var issuedAt: [String: ContinuousClock.Instant] = [:]
     var uniquesInFlight = 0
     /// `stop()` began: long waits in handlers end.
     var stopping = false
@@ -43,11 +46,25 @@ struct ServerState: Sendable {
         self.behaviour = behaviour
         self.token = token
         self.random = SeededRandom(seed: seed)
+        self.issuedAt[token] = self.tokenIssuedAt
+    }
+
+    /// With `behaviour.tokenLifetime`: whether `bearer` was issued and has not expired.
+    func acceptAged(_ bearer: String?, lifetime: Duration) -> Bool {
+        guard let bearer, !self.behaviour.rejectEveryToken, let issued = self.issuedAt[bearer] else { return false }
+        return issued.duration(to: .now) < lifetime
+    }
+
+    /// Tokens whose lifetime ran out within `window` (with `behaviour.tokenLifetime`).
+    func expiries(within window: ClosedRange<ContinuousClock.Instant>) -> Int {
+        guard let lifetime = self.behaviour.tokenLifetime else { return 0 }
+        return self.issuedAt.values.count { window.contains($0 + lifetime) }
     }
 
     /// Whether `bearer` is accepted now; counts the use when it is.
     mutating func accept(_ bearer: String?) -> Bool {
         let behaviour = self.behaviour
+        if let lifetime = behaviour.tokenLifetime { return self.acceptAged(bearer, lifetime: lifetime) }
         guard !behaviour.rejectEveryToken, !self.tokenExpired, let bearer, bearer == self.token else { return false }
         if let limit = behaviour.tokenRequestLimit, self.tokenUses >= limit { return false }
         if let lifetime = behaviour.firstTokenLifetime, self.counts.tokensIssued == 0,
@@ -66,7 +83,9 @@ struct ServerState: Sendable {
         self.tokenIssuedAt = .now
         self.tokenUses = 0
         self.tokenExpired = false
-        return self.token
+        guard let lifetime = self.behaviour.tokenLifetime else { return self.token }
+        self.issuedAt[self.token] = self.tokenIssuedAt
+        return "\(self.token) \(lifetime.components.seconds * 1000 + lifetime.components.attoseconds / 1_000_000_000_000_000)"
     }
 
     /// A request entered a handler.
@@ -102,6 +121,8 @@ struct ServerState: Sendable {
         var generation = 0
         var accessUses = 0
         var used: Set<String> = []
+        /// With `accessTokenLifetime`: when each generation's access token was issued.
+        var issuedAt: [Int: ContinuousClock.Instant] = [0: .now]
 
         var access: String { "a\(self.generation)" }
         var refresh: String { "r\(self.generation)" }
@@ -109,7 +130,14 @@ struct ServerState: Sendable {
 
     /// Whether `bearer` may call `GET /api/:id` now; counts the use when it may.
     mutating func acceptRotating(_ bearer: String?) -> Bool {
-        guard !self.counts.rotation.revoked, bearer == self.rotating.access else { return false }
+        guard !self.counts.rotation.revoked else { return false }
+        if let lifetime = self.behaviour.accessTokenLifetime {
+            guard let bearer, bearer.first == "a", let generation = Int(bearer.dropFirst()),
+                let issued = self.rotating.issuedAt[generation]
+            else { return false }
+            return issued.duration(to: .now) < lifetime
+        }
+        guard bearer == self.rotating.access else { return false }
         let plan = self.behaviour.accessTokenUses
         if self.rotating.generation < plan.count, self.rotating.accessUses >= plan[self.rotating.generation] {
             return false
@@ -121,6 +149,15 @@ struct ServerState: Sendable {
     /// A refresh with `token`: the next tokens, or `nil` (refused). A token already used revokes
     /// the family (reuse detection, as the OAuth 2.0 security best current practice asks).
     mutating func rotate(_ token: String?) -> (access: String, refresh: String)? {
+        guard let tokens = self.rotateTokens(token) else { return nil }
+        guard let lifetime = self.behaviour.accessTokenLifetime else { return tokens }
+        self.rotating.issuedAt[self.rotating.generation] = self.rotating.issuedAt[self.rotating.generation] ?? .now
+        let expiry = unixMilliseconds() + lifetime.components.seconds * 1000
+            + lifetime.components.attoseconds / 1_000_000_000_000_000
+        return (tokens.access, "\(tokens.refresh) \(expiry)")
+    }
+
+    private mutating func rotateTokens(_ token: String?) -> (access: String, refresh: String)? {
         guard let token else { return nil }
         if self.behaviour.reuseGrace, token == "r\(self.rotating.generation - 1)" {
             self.counts.rotation.graceAnswers += 1
@@ -138,6 +175,13 @@ struct ServerState: Sendable {
         self.counts.rotation.refreshes += 1
         self.counts.rotation.refreshedAt.append(.now)
         return (self.rotating.access, self.rotating.refresh)
+    }
+
+    /// The wall clock, in milliseconds since 1970.
+    private func unixMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
     enum Fault {

@@ -33,6 +33,12 @@ struct FleetWorkerCommand: ParsableCommand {
     var leaseMilliseconds = FleetWorkerOptions().leaseMilliseconds
     @Option(name: .customLong("timeout-s"), help: "Seconds before the replica gives up.")
     var timeoutSeconds = FleetWorkerOptions().timeoutSeconds
+    @Option(name: .customLong("margin-ms"), help: "The refresh margin ahead of expiry, in milliseconds; 0: expiry not known.")
+    var marginMilliseconds = FleetWorkerOptions().marginMilliseconds
+    @Option(name: .customLong("initial-expires-at"), help: "The first access token's expiry, Unix milliseconds; 0: none.")
+    var initialExpiresAt = FleetWorkerOptions().initialExpiresAt
+    @Option(name: .customLong("pace-ms"), help: "Milliseconds between submissions; 0: all at once.")
+    var paceMilliseconds = FleetWorkerOptions().paceMilliseconds
 
     func validate() throws {
         guard (1...65_535).contains(self.postgresPort) else {
@@ -43,6 +49,10 @@ struct FleetWorkerCommand: ParsableCommand {
             ("--timeout-s", self.timeoutSeconds),
         ] where value < 1 {
             throw ValidationError("\(flag) needs a whole number of at least 1, got \(value)")
+        }
+        for (flag, value) in [("--margin-ms", self.marginMilliseconds), ("--pace-ms", self.paceMilliseconds)]
+        where value < 0 {
+            throw ValidationError("\(flag) needs a whole number of at least 0, got \(value)")
         }
         guard self.server.hasPrefix("http://") || self.server.hasPrefix("https://") else {
             throw ValidationError("--server must be an http:// or https:// URL, got \"\(self.server)\"")
@@ -63,6 +73,9 @@ struct FleetWorkerCommand: ParsableCommand {
         options.inFlight = self.inFlight
         options.leaseMilliseconds = self.leaseMilliseconds
         options.timeoutSeconds = self.timeoutSeconds
+        options.marginMilliseconds = self.marginMilliseconds
+        options.initialExpiresAt = self.initialExpiresAt
+        options.paceMilliseconds = self.paceMilliseconds
         return options
     }
 }

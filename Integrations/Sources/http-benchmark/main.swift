@@ -7,6 +7,12 @@
 // tools read: `pipeline/client: <percent> %` (RequestQueue + AsyncHTTPClient as a percentage of
 // AsyncHTTPClient alone, medians). Runs alternate between the ways so that drift on a shared
 // machine hits them alike.
+//
+// With `--token-lifetime SECONDS`, the server's tokens expire that long after they are issued and
+// the queue refreshes them through `POST /token` (one queue for all its runs, as one app); its
+// policy knows each token's expiry (refresh margin: a fifth of the lifetime) unless
+// `--hide-lifetime`. The run then ends with another contract line:
+// `credentials: E expiries, R refreshes, J requests rejected` (see `CredentialRun`).
 import ArgumentParser
 import AsyncHTTPClient
 import LoopbackServer
@@ -21,7 +27,15 @@ import Glibc
 #endif
 
 let arguments = BenchmarkArguments.parseOrExit()
-let server = try await LoopbackServer.start()
+let credentials = arguments.tokenLifetime.map {
+    CredentialRun(lifetime: .milliseconds(Int64($0 * 1000)), known: !arguments.hideLifetime)
+}
+var behaviour = ServerBehaviour()
+if let credentials {
+    behaviour.tokenLifetime = credentials.lifetime
+    behaviour.benchPassToken = CredentialRun.passToken
+}
+let server = try await LoopbackServer.start(behaviour: behaviour)
 var clientConfiguration = HTTPClient.Configuration()
 clientConfiguration.connectionPool = .init(
     idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: arguments.concurrency)
@@ -29,15 +43,22 @@ let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, config
 let url = server.url("/bench")
 print("""
     http-benchmark: \(arguments.requests) GET \(url) per run, \(arguments.concurrency) in flight, \
-    \(arguments.runs) runs of each way (alternating), after a warm-up
+    \(arguments.runs) runs of each way (alternating), after a warm-up\
+    \(credentials.map { ", tokens expiring every \($0.lifetime) (lifetime \($0.known ? "known" : "hidden"))" } ?? "")
     """)
 
 let ways: [Way] = [.client, .transport, .queue]
 var rates: [Way: [Double]] = [:]
-for way in ways { _ = try await way.measure(client: client, url: url, requests: arguments.requests / 5, concurrency: arguments.concurrency) }
+for way in ways {
+    _ = try await way.measure(
+        client: client, url: url, requests: arguments.requests / 5, concurrency: arguments.concurrency,
+        credentials: credentials, tokenURL: server.url("/token"))
+}
 for run in 1...arguments.runs {
     for way in ways {
-        let rate = try await way.measure(client: client, url: url, requests: arguments.requests, concurrency: arguments.concurrency)
+        let rate = try await way.measure(
+            client: client, url: url, requests: arguments.requests, concurrency: arguments.concurrency,
+            credentials: credentials, tokenURL: server.url("/token"))
         rates[way, default: []].append(rate)
         print("run \(run) \(way.name.padding(30)) \(Int(rate)) requests/s")
     }
@@ -50,10 +71,15 @@ for way in ways {
 }
 let cost = 1 - medians[.queue]! / medians[.client]!
 print("RequestQueue costs \(percent(cost)) of AsyncHTTPClient's throughput")
+await credentials?.shutDown()
 try await shutDown(client)
 await server.stop()
 let pipelineShare = (medians[.queue]! / medians[.client]! * 1000).rounded() / 10
 print("pipeline/client: \(pipelineShare) %")
+if let credentials {
+    print(credentials.queueLine)
+    print(credentials.contractLine(server: server))
+}
 
 /// One way of sending the same requests.
 enum Way: Hashable {
@@ -75,7 +101,10 @@ enum Way: Hashable {
     }
 
     /// Sends `requests` requests; returns requests per second. Throws on any failed request.
-    func measure(client: HTTPClient, url: String, requests: Int, concurrency: Int) async throws -> Double {
+    func measure(
+        client: HTTPClient, url: String, requests: Int, concurrency: Int, credentials: CredentialRun?, tokenURL: String
+    ) async throws -> Double {
+        let token = credentials == nil ? "t0" : CredentialRun.passToken
         let finish = FinishLine(total: requests)
         var teardown: (@Sendable () async -> Void)? = nil
         let send: Chain.Send
@@ -85,7 +114,7 @@ enum Way: Hashable {
             // Built per request, as a caller of AsyncHTTPClient does (URL parsing included).
             send = { done in
                 var headers = HTTPHeaders()
-                headers.add(name: "Authorization", value: "Bearer t0")
+                headers.add(name: "Authorization", value: "Bearer \(token)")
                 guard let request = try? HTTPClient.Request(url: url, method: .GET, headers: headers) else {
                     return done(false)
                 }
@@ -94,8 +123,13 @@ enum Way: Hashable {
         case .transport:
             let transport = HTTPClientTransport(client: client)
             send = { done in
-                transport.send(HTTPRequest(url: url), credential: "t0") { done((try? $0.get().status) == .ok) }
+                transport.send(HTTPRequest(url: url), credential: BearerToken(token)) { done((try? $0.get().status) == .ok) }
             }
+        case .queue where credentials != nil:
+            // One queue for every run, as one app keeps its token.
+            let queue = credentials!.queue(client: client, tokenURL: tokenURL, concurrency: concurrency)
+            send = { done in queue.submit(HTTPRequest(url: url)) { done($0.error == nil) } }
+            chains = 2 * concurrency
         case .queue:
             let scheduler = SerialQueue(label: "bench")
             let queue = RequestQueue(
@@ -114,6 +148,7 @@ enum Way: Hashable {
         for _ in 0..<chains { Chain(finish: finish, send: send).next() }
         await finish.wait()
         let elapsed = ContinuousClock.now - start
+        if self == .queue { credentials?.ran(from: start, to: .now) }
         await teardown?()
         guard finish.failures == 0 else { throw BenchmarkFailure(failures: finish.failures) }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -185,7 +220,9 @@ struct BenchmarkArguments: ParsableCommand {
         abstract: "Requests per second through RequestQueue + AsyncHTTPClient against AsyncHTTPClient alone.",
         discussion: """
             Ends with one line: pipeline/client: <percent> % (RequestQueue + AsyncHTTPClient as a \
-            percentage of AsyncHTTPClient alone, medians).
+            percentage of AsyncHTTPClient alone, medians). With --token-lifetime it ends with \
+            credentials: E expiries, R refreshes, J requests rejected (tokens whose lifetime ran out \
+            during the queue's runs, POST /token calls, requests answered 401).
             """)
 
     @Option(help: "Requests per run of each way.")
@@ -197,10 +234,23 @@ struct BenchmarkArguments: ParsableCommand {
     @Option(help: "Runs of each way, alternating; medians are reported.")
     var runs = 5
 
+    @Option(help: ArgumentHelp(
+        "Tokens expire this many seconds after they are issued; the queue refreshes them.", valueName: "seconds"))
+    var tokenLifetime: Double?
+
+    @Flag(help: "With --token-lifetime: the queue's policy is not told when tokens expire (it learns from 401s).")
+    var hideLifetime = false
+
     func validate() throws {
         for (flag, value) in [("--requests", self.requests), ("--concurrency", self.concurrency), ("--runs", self.runs)]
         where value < 1 {
             throw ValidationError("\(flag) needs a whole number of at least 1, got \(value)")
+        }
+        if let lifetime = self.tokenLifetime, !(lifetime >= 0.05 && lifetime <= 86_400) {
+            throw ValidationError("--token-lifetime needs a number of seconds from 0.05 to 86400, got \(lifetime)")
+        }
+        if self.hideLifetime && self.tokenLifetime == nil {
+            throw ValidationError("--hide-lifetime needs --token-lifetime")
         }
     }
 }

@@ -34,3 +34,29 @@ func readmeFleetExample(
     // end example
     queue.shutdown()
 }
+
+/// `CredentialSealing`'s doc comment example, compiled (not run).
+func credentialSealingDocExample(
+    configuration: PostgresCredentialCoordinator<String>.Configuration, currentKey: [UInt8], previousKey: [UInt8]
+) async throws {
+    // example: CredentialSealing
+    let sealing = try CredentialSealing(
+        sealingWith: .init(id: "2026-11", bytes: currentKey),      // 32 bytes, from your secret store
+        alsoOpening: [.init(id: "2026-10", bytes: previousKey)])    // rows sealed before the rotation
+    let coordinator = try await PostgresCredentialCoordinator<String>.connect(
+        configuration, initial: "t0", codec: .string.sealed(with: sealing))
+    // end example
+    await coordinator.close()
+}
+
+/// The SerialPostgres article's example: a database outside loopback, over verified TLS, with the
+/// row sealed. Compiled, not run.
+func postgresSecurityArticleExample(sealing: CredentialSealing) async throws {
+    // example: SerialPostgres security
+    let coordinator = try await PostgresCredentialCoordinator<String>.connect(
+        .init(host: "db.internal", username: "billing_refresher", database: "app", name: "billing-api",
+              tls: .verified(trustRoots: .pemFile(path: "/etc/ssl/certs/private-ca.pem"))),
+        initial: "t0", codec: .string.sealed(with: sealing))
+    // end example
+    await coordinator.close()
+}

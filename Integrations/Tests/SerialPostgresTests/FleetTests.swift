@@ -35,6 +35,31 @@ struct FleetTests {
         #expect(report.workers.allSatisfy { $0.completedMoreThanOnce == 0 })
     }
 
+    /// Issue 40, item 5: access tokens that last 2 s, each replica's policy told so (margin 1 s),
+    /// requests paced over about 5 s: the fleet refreshes ahead of expiry, once per generation
+    /// (one `POST /oauth/token` per rotation, no reuse), and no request meets a 401.
+    @Test func withAKnownLifetimeTheFleetRefreshesAheadOncePerGenerationAndNoRequestIsRejected() async throws {
+        let postgres = try SharedPostgres.get()
+        var scenario = FleetScenario()
+        scenario.requestsPerProcess = 200
+        scenario.inFlight = 10
+        scenario.pace = .milliseconds(25)
+        scenario.accessTokenLifetime = .seconds(2)
+        scenario.refreshMargin = .seconds(1)
+        let report = try await Fleet.run(scenario, postgres: postgres)
+        print(report.contractLine + " (lifetime known)")
+        #expect(report.failures.isEmpty, "\(report.failures)")
+        #expect(report.server.rejected == 0, "requests that met an expired token")
+        #expect(report.server.refreshes >= 2, "rotations: \(report.server.refreshes)")
+        #expect(report.server.refreshCalls == report.server.refreshes, "refresh calls: \(report.server.refreshCalls)")
+        #expect(report.server.reuseDetections == 0)
+        #expect(report.submitted == 800 && report.completedOnce == 800)
+        #expect(report.workers.allSatisfy { $0.completedMoreThanOnce == 0 })
+        let ahead = report.workers.reduce(0) { $0 + $1.refreshesAhead }
+        let adopted = report.workers.reduce(0) { $0 + $1.credentialsAdopted }
+        print("fleet-lifetime: \(ahead) refreshes ahead of expiry across the replicas, \(adopted) adopted")
+    }
+
     @Test func aLeaseHolderKilledMidRefreshIsTakenOverWithinTheLeasePlusABound() async throws {
         let postgres = try SharedPostgres.get()
         var scenario = FleetScenario()

@@ -72,3 +72,19 @@ extension Result {
         }
     }
 }
+
+/// `body`'s result, after closing every coordinator it was given, whether it returned early,
+/// threw or finished: a coordinator dropped with its connections open traps in postgres-nio's
+/// debug builds, which would end the test process on the first failed expectation.
+func closing<C, T>(
+    _ coordinators: [PostgresCredentialCoordinator<C>], _ body: () async throws -> T
+) async throws -> T {
+    do {
+        let value = try await body()
+        for coordinator in coordinators { await coordinator.close() }
+        return value
+    } catch {
+        for coordinator in coordinators { await coordinator.close() }
+        throw error
+    }
+}

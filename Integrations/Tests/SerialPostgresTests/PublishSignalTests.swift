@@ -1,3 +1,4 @@
+import SerialCore
 import Testing
 
 @testable import SerialPostgres
@@ -44,5 +45,29 @@ struct PublishSignalTests {
         let signal = PublishSignal()
         signal.signal()  // signals before the epoch was read do not count
         #expect(await signal.wait(since: signal.epoch, upTo: .milliseconds(20)) == false)
+    }
+
+    /// A cancellation that reaches a wait after a signal resumed it (its task not yet run again)
+    /// leaves nothing behind: over a long-lived coordinator every such race would otherwise keep
+    /// one entry forever. The waiting task prefers a queue that this test holds with a `sync`
+    /// body, so the signal and the cancellation both happen before it can run again.
+    @Test(.timeLimit(.minutes(2))) func aCancellationAfterTheSignalLeavesNothingBehind() async {
+        let signal = PublishSignal()
+        let queue = SerialQueue(label: "late-cancel")
+        let seen = signal.epoch
+        let waiting = Task(executorPreference: queue) { await signal.wait(since: seen, upTo: .seconds(600)) }
+        let patience = ContinuousClock.now + .seconds(60)
+        var registered = signal.trackedWaitCount == 1
+        while !registered && ContinuousClock.now < patience {
+            try? await Task.sleep(for: .milliseconds(1))
+            registered = signal.trackedWaitCount == 1
+        }
+        #expect(registered, "the wait never registered")
+        queue.sync {
+            signal.signal()  // resumes the wait; its task runs on `queue`, held here
+            waiting.cancel()  // so the cancellation comes after the resume, before it runs
+        }
+        #expect(await waiting.value, "the wait missed the signal")
+        #expect(signal.trackedWaitCount == 0, "a late cancellation left \(signal.trackedWaitCount) entries behind")
     }
 }

@@ -96,6 +96,14 @@ final class CurrentQueueStack {
         self.held.map { $0.takeUnretainedValue().label }
     }
 
+    #if SERIAL_SIMULATION
+    /// The labels of the held queues one of whose bodies runs, outermost first (for deadlock
+    /// reports: a dedicated worker holds its queue while idle too).
+    var labelsOfQueuesRunningABody: [String] {
+        self.held.map { $0.takeUnretainedValue() }.filter { $0.simulationBodies > 0 }.map(\.label)
+    }
+    #endif
+
     /// Whether this thread holds the queue whose core is at `address` (for `QueueWaitGraph`,
     /// which compares addresses of cores that waiting threads keep alive).
     func holds(address: UnsafeMutableRawPointer) -> Bool {

@@ -41,6 +41,9 @@ extension StallWatchdog {
             self.mutex.withLock {
                 guard !self.watched.contains(where: { $0.id == id }) else { return }
                 self.watched.append(Watched(queue: queue, id: id, detector: self.template))
+                // A look under way copied the set before this queue: it must not end in sleep
+                // (its queues all idle) before a look has sampled, and so armed, this one.
+                if self.isLooking { self.sawWork = true }
                 self.wakeIfAsleep()
             }
         }

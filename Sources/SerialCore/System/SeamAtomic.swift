@@ -13,32 +13,53 @@ import Synchronization
 ///
 /// Only the operations the runtime uses exist here, with `Atomic`'s names and orderings.
 /// `Atomic` defines its operations per storage width, so they are spelled once per width used.
-struct SeamAtomic<Value: AtomicRepresentable>: ~Copyable {
-    private let value: Atomic<Value>
+///
+/// For the runtime's own modules only: the services above SerialCore (timers, countdowns,
+/// polling, requests) put their hand-off atomics through it too, with
+/// `@_spi(SerialSeam) import SerialCore`. It is SPI rather than `package` because only a public
+/// `@_transparent` body is serialized into the module and inlined at a call in another module
+/// (a `package` one stays an out-of-line generic call, in debug and release builds alike), and
+/// the constant ordering must reach `Atomic` at the call. Their builds do not define
+/// `SERIAL_SIMULATION`; the `#if` below is decided when SerialCore compiles, and the inlined body
+/// carries SerialCore's choice.
+@_spi(SerialSeam)
+public struct SeamAtomic<Value: AtomicRepresentable>: ~Copyable {
+    @usableFromInline let value: Atomic<Value>
     #if SERIAL_SIMULATION
     /// This atomic's identity in a simulation run (see `SimulationKernel.atomicStep`).
-    let simulationTag = Atomic<Int>(0)
+    @usableFromInline let simulationTag = Atomic<Int>(0)
     #endif
 
-    init(_ initialValue: consuming Value) {
+    /// An atomic holding `initialValue`.
+    @_transparent
+    public init(_ initialValue: consuming Value) {
         self.value = Atomic(initialValue)
     }
 
     /// A scheduling point before operation `operation`, when the caller is a simulated thread.
     @_transparent
-    borrowing func step(_ operation: SeamAtomicOperation) {
+    @usableFromInline borrowing func step(_ operation: SeamAtomicOperation) {
         #if SERIAL_SIMULATION
+        self.simulationStep(operation)
+        #endif
+    }
+
+    #if SERIAL_SIMULATION
+    /// Out of line: the simulation's bookkeeping stays in SerialCore, whichever module inlined
+    /// the operation.
+    @inline(never)
+    @usableFromInline borrowing func simulationStep(_ operation: SeamAtomicOperation) {
         if let thread = SimulatedThread.current {
             thread.kernel.atomicStep(operation, on: self.simulationTag, by: thread)
         }
-        #endif
     }
+    #endif
 }
 
-extension SeamAtomic: Sendable where Value: Sendable {}
+@_spi(SerialSeam) extension SeamAtomic: Sendable where Value: Sendable {}
 
 /// The operations of `SeamAtomic`, as a simulation run's trace records them.
-enum SeamAtomicOperation: UInt64 {
+@usableFromInline enum SeamAtomicOperation: UInt64 {
     case load = 0x50
     case store
     case exchange
@@ -47,56 +68,35 @@ enum SeamAtomicOperation: UInt64 {
     case subtract
 }
 
-extension SeamAtomic where Value.AtomicRepresentation == _Atomic8BitStorage {
+@_spi(SerialSeam) extension SeamAtomic where Value.AtomicRepresentation == _Atomic8BitStorage {
+    /// `Atomic.load`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    borrowing func load(ordering: AtomicLoadOrdering) -> Value {
+    public borrowing func load(ordering: AtomicLoadOrdering) -> Value {
         self.step(.load)
         return self.value.load(ordering: ordering)
     }
 
+    /// `Atomic.store`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
+    public borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
         self.step(.store)
         self.value.store(desired, ordering: ordering)
     }
 
+    /// `Atomic.exchange`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    borrowing func compareExchange(
-        expected: consuming Value, desired: consuming Value, ordering: AtomicUpdateOrdering
-    ) -> (exchanged: Bool, original: Value) {
-        self.step(.compareExchange)
-        return self.value.compareExchange(expected: expected, desired: desired, ordering: ordering)
-    }
-}
-
-extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
-    @_semantics("atomics.requires_constant_orderings")
-    @_transparent
-    borrowing func load(ordering: AtomicLoadOrdering) -> Value {
-        self.step(.load)
-        return self.value.load(ordering: ordering)
-    }
-
-    @_semantics("atomics.requires_constant_orderings")
-    @_transparent
-    borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
-        self.step(.store)
-        self.value.store(desired, ordering: ordering)
-    }
-
-    @_semantics("atomics.requires_constant_orderings")
-    @_transparent
-    borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
+    public borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
         self.step(.exchange)
         return self.value.exchange(desired, ordering: ordering)
     }
 
+    /// `Atomic.compareExchange`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
-    borrowing func compareExchange(
+    public borrowing func compareExchange(
         expected: consuming Value, desired: consuming Value, ordering: AtomicUpdateOrdering
     ) -> (exchanged: Bool, original: Value) {
         self.step(.compareExchange)
@@ -104,26 +104,64 @@ extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
     }
 }
 
-extension SeamAtomic where Value == Int {
+@_spi(SerialSeam) extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
+    /// `Atomic.load`, after a scheduling point in a simulation run.
+    @_semantics("atomics.requires_constant_orderings")
+    @_transparent
+    public borrowing func load(ordering: AtomicLoadOrdering) -> Value {
+        self.step(.load)
+        return self.value.load(ordering: ordering)
+    }
+
+    /// `Atomic.store`, after a scheduling point in a simulation run.
+    @_semantics("atomics.requires_constant_orderings")
+    @_transparent
+    public borrowing func store(_ desired: consuming Value, ordering: AtomicStoreOrdering) {
+        self.step(.store)
+        self.value.store(desired, ordering: ordering)
+    }
+
+    /// `Atomic.exchange`, after a scheduling point in a simulation run.
+    @_semantics("atomics.requires_constant_orderings")
+    @_transparent
+    public borrowing func exchange(_ desired: consuming Value, ordering: AtomicUpdateOrdering) -> Value {
+        self.step(.exchange)
+        return self.value.exchange(desired, ordering: ordering)
+    }
+
+    /// `Atomic.compareExchange`, after a scheduling point in a simulation run.
+    @_semantics("atomics.requires_constant_orderings")
+    @_transparent
+    public borrowing func compareExchange(
+        expected: consuming Value, desired: consuming Value, ordering: AtomicUpdateOrdering
+    ) -> (exchanged: Bool, original: Value) {
+        self.step(.compareExchange)
+        return self.value.compareExchange(expected: expected, desired: desired, ordering: ordering)
+    }
+}
+
+@_spi(SerialSeam) extension SeamAtomic where Value == Int {
+    /// `Atomic.add`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
     @discardableResult
-    borrowing func add(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
+    public borrowing func add(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
         self.step(.add)
         return self.value.add(operand, ordering: ordering)
     }
 
+    /// `Atomic.subtract`, after a scheduling point in a simulation run.
     @_semantics("atomics.requires_constant_orderings")
     @_transparent
     @discardableResult
-    borrowing func subtract(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
+    public borrowing func subtract(_ operand: Int, ordering: AtomicUpdateOrdering) -> (oldValue: Int, newValue: Int) {
         self.step(.subtract)
         return self.value.subtract(operand, ordering: ordering)
     }
 }
 
 #if SERIAL_SIMULATION
-extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
+@_spi(SerialSeam) extension SeamAtomic where Value.AtomicRepresentation == _Atomic64BitStorage {
     /// The value, read without a scheduling point: for the simulator's invariant checks, which run
     /// under the kernel's lock while every other simulated thread is stopped (`SimulationInvariant`).
     borrowing func valueForInvariantCheck() -> Value {

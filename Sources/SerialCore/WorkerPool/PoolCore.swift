@@ -240,6 +240,9 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     ///
     /// - Precondition: the pool has not stopped (no thread would run the job); that traps.
     func enqueueJob(_ job: UnownedJob) {
+        #if SERIAL_SIMULATION
+        if SimulationTasks.refuses(job, enqueuedOn: self) { return }  // from outside its async run
+        #endif
         if let worker = CurrentQueueStack.current.poolWorker, worker.pool === self {
             return self.pushLocal(.job(job), on: worker)  // a live pool thread: the pool runs
         }
@@ -361,6 +364,10 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         case .job(let job):
             #if SERIAL_LOCK_STATISTICS
             self.jobsRun.add(1, ordering: .relaxed)
+            #endif
+            #if SERIAL_SIMULATION
+            let task = SimulationTasks.willRun(job)  // an async run's record of its tasks
+            defer { task?.didRun() }
             #endif
             job.runSynchronously(on: self.taskExecutor!)
         }

@@ -78,13 +78,15 @@ struct PoolState {
         self.failedThreadStarts += 1
     }
 
-    /// Adds a runnable queue or task job at the tail (`ahead`: at the head, for delayed work that
-    /// fell due). Returns the idle worker to wake, if one should be: not when the threads that
-    /// will look at the run queue anyway (spinning ones, and the caller if it is a pool thread
+    /// Adds a runnable queue or task job at the tail (`ahead`, for delayed work that fell due: at
+    /// the head, behind the due work already there, so due work runs in the order it fell due).
+    /// Returns the idle worker to wake, if one should be: not when the threads that will look at
+    /// the run queue anyway (spinning ones, and the caller if it is a pool thread
     /// about to look) are at least as many as the queues and jobs there.
     mutating func enqueue(_ runnable: PoolRunnable, ahead: Bool, callerWillDequeue: Bool) -> PoolWorker? {
         if ahead {
-            self.runQueue.prepend(runnable)
+            // Behind the due work already waiting: due work runs in the order it fell due.
+            self.runQueue.insert(runnable, at: self.dueAtHead)
             self.dueAtHead += 1
         } else {
             self.runQueue.append(runnable)

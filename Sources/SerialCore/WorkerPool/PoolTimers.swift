@@ -7,6 +7,8 @@
 final class PoolTimers: @unchecked Sendable {  // all mutable state is guarded by `mutex`
     private struct Entry {
         let deadline: MonotonicInstant
+        /// The order of arming: ties on `deadline` fall due in the order they were armed.
+        let sequence: UInt64
         let id: ObjectIdentifier
         /// Dereferenced only while `armed[id] == deadline`: a queue disarms before it goes away.
         let core: Unmanaged<QueueCore>
@@ -22,6 +24,7 @@ final class PoolTimers: @unchecked Sendable {  // all mutable state is guarded b
     @exclusivity(unchecked) private var heap: [Entry] = []
     @exclusivity(unchecked) private var armed: [ObjectIdentifier: MonotonicInstant] = [:]
     @exclusivity(unchecked) private var phase = Phase.notStarted
+    @exclusivity(unchecked) private var nextSequence: UInt64 = 0
 
     init(label: String) {
         self.label = label
@@ -35,7 +38,8 @@ final class PoolTimers: @unchecked Sendable {  // all mutable state is guarded b
         if let current = self.armed[id], current <= deadline { return }
         guard self.phase == .running else { return }
         self.armed[id] = deadline
-        self.push(Entry(deadline: deadline, id: id, core: .passUnretained(core)))
+        self.nextSequence &+= 1
+        self.push(Entry(deadline: deadline, sequence: self.nextSequence, id: id, core: .passUnretained(core)))
         if self.heap.count > 2 * self.armed.count + 64 { self.purgeStale() }
         if self.heap[0].id == id && self.heap[0].deadline == deadline {
             self.changed.signal()  // a new earliest deadline: re-arm the timed wait
@@ -119,7 +123,7 @@ final class PoolTimers: @unchecked Sendable {  // all mutable state is guarded b
         var child = self.heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard self.heap[child].deadline < self.heap[parent].deadline else { break }
+            guard Self.precedes(self.heap[child], self.heap[parent]) else { break }
             self.heap.swapAt(child, parent)
             child = parent
         }
@@ -134,12 +138,18 @@ final class PoolTimers: @unchecked Sendable {  // all mutable state is guarded b
             let left = 2 * parent + 1
             let right = left + 1
             var smallest = parent
-            if left < self.heap.count && self.heap[left].deadline < self.heap[smallest].deadline { smallest = left }
-            if right < self.heap.count && self.heap[right].deadline < self.heap[smallest].deadline { smallest = right }
+            if left < self.heap.count && Self.precedes(self.heap[left], self.heap[smallest]) { smallest = left }
+            if right < self.heap.count && Self.precedes(self.heap[right], self.heap[smallest]) { smallest = right }
             if smallest == parent { return }
             self.heap.swapAt(parent, smallest)
             parent = smallest
         }
+    }
+
+    /// Earlier deadline first; on a tie, armed first (a binary heap alone would break ties in
+    /// no useful order, and due work would not fall due in the order it was scheduled).
+    private static func precedes(_ a: Entry, _ b: Entry) -> Bool {
+        a.deadline < b.deadline || (a.deadline == b.deadline && a.sequence < b.sequence)
     }
 
     private func purgeStale() {

@@ -10,6 +10,16 @@ extension WorkerPool {
     package var _idleThreadCount: Int {
         self.core.mutex.withLock { self.core.state.idleWorkers.count }
     }
+
+    /// Whether `queue` waits in the pool's run queue for a thread.
+    package func _runQueueHolds(_ queue: SerialQueue) -> Bool {
+        self.core.mutex.withLock {
+            self.core.state.runQueue.contains { runnable in
+                if case .queue(let core) = runnable { return core === queue.core }
+                return false
+            }
+        }
+    }
 }
 
 #if SERIAL_LOCK_STATISTICS

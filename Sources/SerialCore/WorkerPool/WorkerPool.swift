@@ -1,5 +1,3 @@
-import Glibc
-
 /// A fixed set of worker threads that many `SerialQueue`s share, as libdispatch runs many serial
 /// queues on its thread pool.
 ///
@@ -55,11 +53,14 @@ import Glibc
 /// **Delayed work** of idle pooled queues is woken by one timer thread per pool, which sleeps
 /// until the earliest deadline (without a deadline when none is armed); `asyncAfter` on an idle
 /// queue arms it at once. Work that falls due goes to the head of the run queue, ahead of the
-/// queues waiting for a thread, and a thread running a chain of `next` hops breaks the chain for
+/// queues waiting for a thread and behind the work that fell due before it (due work runs in
+/// the order it fell due), and a thread running a chain of `next` hops breaks the chain for
 /// it after its current turn (the `next` queue goes to the run queue's tail): never early, and
 /// when every pool thread is busy it is late by at most the rest of one turn (64 items of one
-/// queue) behind the work that fell due before it. Delayed work of a queue that is itself busy
-/// joins its FIFO at its next turn.
+/// queue) behind the work that fell due before it; work falling due at the same instant does so
+/// in the order it was scheduled. Delayed work of a queue that is itself busy, or already waiting
+/// in the run queue for a thread, joins its FIFO and runs at that queue's next turn: the queue
+/// keeps its place rather than taking its other work ahead of the queues waiting with it.
 ///
 /// **Lifetime.** The pool lives while its handle or any queue created on it does. `shutdown`
 /// shuts down every queue still attached (as `SerialQueue.shutdown`: their work drains or is
@@ -80,8 +81,19 @@ public final class WorkerPool: Sendable {
     /// (plus the free thread's own scheduling). 5 µs: below a wake-up, far above a hop.
     public static let nextPatience: Duration = .nanoseconds(Int64(PoolCore.nextPatienceNanoseconds))
 
-    /// The number of online processors: the default width.
-    public static var defaultThreadCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    /// The default width: the processors this process may use, as the system limits it.
+    ///
+    /// That is the processors in the process's affinity mask (which a cpuset narrows), capped by
+    /// the cgroup CPU quota rounded up (cgroup v2's `cpu.max`, else v1's `cpu.cfs_quota_us` over
+    /// `cpu.cfs_period_us`; the smallest of the process's cgroup and its ancestors, under
+    /// `/sys/fs/cgroup`), and at least 1. In a container limited to 1.5 CPUs on a 16-core host it
+    /// is 2, not 16: more threads would only be throttled together.
+    ///
+    /// The environment variable `SERIAL_POOL_THREADS`, when it holds a whole number from 1 to
+    /// 1,024, replaces all of that. Any other value is ignored (a larger one is more likely a typo
+    /// than a wish), with one line on standard error saying so and
+    /// what is used instead. Read anew at each call (each pool's creation), never cached.
+    public static var defaultThreadCount: Int { SystemProcessors.defaultPoolWidth() }
 
     /// Starts a pool of `threads` threads (plus one timer thread), named from `label`.
     ///

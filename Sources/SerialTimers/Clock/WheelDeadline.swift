@@ -47,8 +47,11 @@ public struct WheelDeadlineExceeded: Error, Hashable, Sendable, CustomStringConv
 /// without throwing: the work was done), `operation`'s error, `WheelDeadlineExceeded` when it
 /// threw after this call's deadline cancelled it, or after the calling task was cancelled once
 /// this deadline had passed (as by an outer deadline fired in the same wake-up, whichever
-/// callback runs first), or `CancellationError` (or whatever `operation` threw) when only the
-/// calling task itself was cancelled, before the deadline. A timer the service
+/// callback runs first), or `CancellationError` (or whatever `operation` threw) when the
+/// calling task itself was cancelled before the deadline: the moment of that cancellation
+/// counts, not the moment `operation` ends, which may be past the deadline. A caller already
+/// cancelled when it makes the call was cancelled before this deadline existed: it gets its
+/// cancellation, whatever the clock says. A timer the service
 /// refuses or ends unrun (stopped, scheduler shut down) throws that `TimerServiceError`,
 /// cancelling `operation` (also when the calling task was cancelled as well, as by an outer
 /// deadline on the same stopped service).
@@ -58,8 +61,10 @@ public struct WheelDeadlineExceeded: Error, Hashable, Sendable, CustomStringConv
 /// governs; each fires within [deadline, deadline + tolerance], so a window that ends before the
 /// other begins always wins. When the inner timer fires first (or in the same wake-up), the
 /// inner call throws `WheelDeadlineExceeded` with its own deadline; when the outer one fires
-/// first, the inner call sees its caller cancelled and throws what `operation` throws, and the
-/// outer call reports `WheelDeadlineExceeded`. Deadlines on different clocks each keep their
+/// first, the inner call sees its caller cancelled: before the inner deadline, it throws what
+/// `operation` throws; once the inner deadline has passed (a tolerant outer window reaching past
+/// it), it reports its own `WheelDeadlineExceeded` as well. The outer call reports
+/// `WheelDeadlineExceeded`. Deadlines on different clocks each keep their
 /// own timeline. A deadline inside an unstructured `Task {}` is kept by its own timer: the
 /// outer deadline never cancels that task (task cancellation does not reach it), and its scope
 /// may be over by then.
@@ -79,32 +84,48 @@ public func withWheelDeadline<Value: Sendable>(
     // unstructured tasks (which the outer deadline never cancels), cannot compare instants of
     // two clocks, and would have to weigh tolerances. One timer per call is O(1).
     let watch = WheelDeadlineWatch()
+    // Cancelled before the call: before this deadline existed, so the caller's own cancellation,
+    // whatever the clock says now (the handler below would run at once and read the clock now).
+    if Task.isCancelled { watch.callerCancelled(pastDeadline: false) }
     // The alarm belongs to the callback alone: its release tells whether the timer ran.
     let timer = try clock.timers.schedule(at: deadline, tolerance: tolerance) {
         [alarm = WheelDeadlineWatch.Alarm(watch)] in alarm.ring()
     }
     defer { timer.cancel() }
-    return try await withThrowingTaskGroup(of: Value.self, returning: Value.self) { group in
-        // Started on this thread, not queued: `operation` runs here until it first suspends, and
-        // one that never does has finished before `next()`, which then returns without a hop.
-        group.addImmediateTask { try await watch.run(operation) }
-        do {
-            return try await group.next()!
-        } catch {
-            let ending = watch.ending
-            // This deadline's own timer cancelled the operation: say so even if the caller was
-            // cancelled too (an outer deadline whose window overlaps this one may fire in the
-            // same wake-up, and run first).
-            if ending == .expired { throw WheelDeadlineExceeded(deadline: deadline) }
-            // Likewise when the service ended this call's timer unrun: a stop ends every timer of
-            // a nested pair in one go, and the outer one's end cancels this caller too.
-            if ending == .timerEndedUnrun { throw timer.status.whyEndedUnrun }
-            // The caller was cancelled once this deadline had passed, its timer not run yet: an
-            // outer deadline fired first in the same wake-up (its callback ran just before this
-            // one's). This deadline is exceeded as well; say so, whichever callback ran first.
-            if Task.isCancelled && clock.now >= deadline { throw WheelDeadlineExceeded(deadline: deadline) }
-            throw error  // the operation's own error, or the caller's cancellation alone
+    return try await withTaskCancellationHandler {
+        try await withThrowingTaskGroup(of: Value.self, returning: Value.self) { group in
+            // Started on this thread, not queued: `operation` runs here until it first suspends,
+            // and one that never does has finished before `next()`, which then returns without a hop.
+            group.addImmediateTask { try await watch.run(operation) }
+            do {
+                return try await group.next()!
+            } catch {
+                // The service ended this call's timer unrun: say why, even if the caller was
+                // cancelled too (a stop ends every timer of a nested pair in one go, and the
+                // outer one's end cancels this caller as well).
+                if watch.ending == .timerEndedUnrun { throw timer.status.whyEndedUnrun }
+                // The runtime may cancel the child (which then throws, and ends up here) before it
+                // runs this call's cancellation handler: whichever records first, the handler or
+                // this, takes the moment, within the same few instructions of the cancellation.
+                if Task.isCancelled { watch.callerCancelled(pastDeadline: clock.now >= deadline) }
+                switch watch.callerCancellation {
+                case .beforeDeadline?:
+                    // The caller's own cancellation, whenever the operation ended and whatever
+                    // this deadline's timer did after it.
+                    throw error
+                case .atOrAfterDeadline?:
+                    // Cancelled once this deadline had passed, as by an outer deadline fired in
+                    // the same wake-up (its callback may run just before this one's): this
+                    // deadline is exceeded as well; say so, whichever callback ran first.
+                    throw WheelDeadlineExceeded(deadline: deadline)
+                case nil:
+                    if watch.ending == .expired { throw WheelDeadlineExceeded(deadline: deadline) }
+                    throw error  // the operation's own error
+                }
+            }
         }
+    } onCancel: {
+        watch.callerCancelled(pastDeadline: clock.now >= deadline)
     }
 }
 

@@ -1,4 +1,4 @@
-import SerialCore
+@_spi(SerialSeam) import SerialCore
 import Synchronization
 
 /// What one `withWheelDeadline` call shares between its timer and its child task: the child
@@ -24,15 +24,38 @@ final class WheelDeadlineWatch: Sendable {
         let task: UnsafeCurrentTask
     }
 
+    /// When the calling task was cancelled, as far as the deadline is concerned.
+    enum CallerCancellation {
+        /// Before the deadline: the caller's own cancellation, not this deadline.
+        case beforeDeadline
+        /// Once the deadline had passed (an outer deadline fired in the same wake-up, say).
+        case atOrAfterDeadline
+    }
+
     private struct State {
         var ending = Ending.running
         var child: ChildTask? = nil
         var left = false
+        var callerCancellation: CallerCancellation? = nil
     }
 
     private let state = LockedValue(State())
 
     var ending: Ending { self.state.withLock { $0.ending } }
+
+    /// When the calling task was cancelled (its first cancellation), or `nil` if it was not.
+    var callerCancellation: CallerCancellation? { self.state.withLock { $0.callerCancellation } }
+
+    /// The calling task was cancelled: records whether its deadline had passed then. The moment
+    /// of the cancellation decides, not the moment the operation ends: an operation may throw
+    /// long after its caller was cancelled, past a deadline whose timer has not fired yet.
+    func callerCancelled(pastDeadline: Bool) {
+        self.state.withLock { state in
+            if state.callerCancellation == nil {
+                state.callerCancellation = pastDeadline ? .atOrAfterDeadline : .beforeDeadline
+            }
+        }
+    }
 
     /// Runs `operation` in the calling (child) task, cancellable by the timer meanwhile.
     func run<Value>(_ operation: () async throws -> Value) async throws -> Value {
@@ -65,7 +88,8 @@ final class WheelDeadlineWatch: Sendable {
     /// as unrun when released before running (the service ended the timer).
     final class Alarm: Sendable {
         private let watch: WheelDeadlineWatch
-        private let rang = Atomic<Bool>(false)
+        /// Set by the timer's thread, read by whichever thread releases the alarm (the seam).
+        private let rang = SeamAtomic<Bool>(false)
 
         init(_ watch: WheelDeadlineWatch) {
             self.watch = watch

@@ -30,6 +30,8 @@ final class SimulatedThread: @unchecked Sendable {  // mutable state guarded by 
         case waiting(condition: Int, mutex: Int, deadline: UInt64?)
         /// Waiting for thread `thread` to finish.
         case joining(thread: Int)
+        /// Waiting until no other thread can run and no timed wait is left (`waitUntilQuiescent`).
+        case awaitingQuiescence
         case finished
     }
 

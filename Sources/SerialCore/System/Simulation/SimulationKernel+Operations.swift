@@ -194,6 +194,27 @@ extension SimulationKernel {
         return true
     }
 
+    // MARK: Quiescence
+
+    /// Waits until no other thread of the run can run and no timed wait is left to end (every
+    /// other thread finished, or waits for something only a thread could do).
+    func waitUntilQuiescent(by me: SimulatedThread) {
+        self.enter()
+        self.parkIfEnded(me)
+        self.mix(0x50, me.id, 0)
+        me.state = .awaitingQuiescence
+        self.yield(me)
+        me.state = .ready
+        self.leave()
+    }
+
+    /// Ends the run with a failure seen by `me`, which then stays parked with the others.
+    func fail(_ kind: SimulationFailure.Kind, _ message: String, by me: SimulatedThread) -> Never {
+        self.enter()
+        self.end(kind, message)
+        while true { checkPthread(pthread_cond_wait(me.wake, self.lock), "pthread_cond_wait") }
+    }
+
     // MARK: Checks
 
     /// A failed expectation of the scenario: recorded (the first one wins), and the run goes on.

@@ -7,16 +7,26 @@ extension SimulationKernel {
             "deadlock: no thread can run and no timed wait is left "
                 + "(step \(self.scheduler.steps), virtual time +\(self.elapsedDescription))"
         ]
-        for thread in self.threads {
+        lines.append(contentsOf: self.threadLines())
+        return lines.joined(separator: "\n")
+    }
+
+    /// Under the lock: one line per thread, what it waits for and which queues it holds. A
+    /// dedicated worker holds its queue for its whole life: while no body of it runs, it is that
+    /// queue's idle worker, not a holder.
+    func threadLines() -> [String] {
+        self.threads.map { thread in
             var line = "  \(thread.title): \(self.describeWait(of: thread))"
-            let held = thread.stack?.labels ?? []
-            if !held.isEmpty && thread.state != .finished {
+            guard let stack = thread.stack, thread.state != .finished else { return line }
+            let held = stack.labelsOfQueuesRunningABody
+            if !held.isEmpty {
                 let names = held.map { "\"\($0)\"" }.joined(separator: " → ")
                 line += "; holds queue\(held.count == 1 ? "" : "s") \(names)"
+            } else if let idle = stack.labels.first {
+                line += " (the idle worker of queue \"\(idle)\")"
             }
-            lines.append(line)
+            return line
         }
-        return lines.joined(separator: "\n")
     }
 
     var elapsedDescription: String {
@@ -26,8 +36,9 @@ extension SimulationKernel {
 
     private func describeWait(of thread: SimulatedThread) -> String {
         switch thread.state {
-        case .ready: return "ready (internal inconsistency: it could run)"
+        case .ready: return thread.id == self.running ? "running (it reports this)" : "ready (internal inconsistency: it could run)"
         case .finished: return "finished"
+        case .awaitingQuiescence: return "waits for the run to settle"
         case .joining(let target): return "joins \(self.threads[target].title), which never finishes"
         case .locking(let mutex):
             let owner = self.mutexOwners[mutex].map { self.threads[$0].title } ?? "nobody"

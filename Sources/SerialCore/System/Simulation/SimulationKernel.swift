@@ -39,6 +39,11 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     var conditionWaiters: [Int: [Int]] = [:]
     /// Checked at every scheduling point (`checkInvariants`).
     var invariants: [SimulationInvariant] = []
+    /// Properties that must eventually hold (`checkLiveness`).
+    var liveness: [SimulationLiveness] = []
+    /// The trace hash and the thread picked at each scheduling point, when
+    /// `limits.recordsSteps` (the determinism check compares two runs' records).
+    var stepMarks: [SimulationStepMark] = []
     private var nextObjectID = 1
 
     /// The failure line's fixed part, as bytes a signal handler can write without allocating.
@@ -91,6 +96,7 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
                     + "(internal inconsistency)")
             }
             self.checkInvariants()
+            self.checkLiveness()
             self.pickNext()
         }
         if me.state == .finished { return }
@@ -116,7 +122,18 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
                     self.now = max(self.now, earliest)
                     continue
                 }
+                // Nothing can move: a thread that waits for that moment runs now (an async run's
+                // main thread, to see whether every task finished).
+                if let waiting = self.threads.first(where: { $0.state == .awaitingQuiescence }) {
+                    waiting.state = .ready
+                    self.mix(0x51, waiting.id, 0)
+                    continue
+                }
                 if self.threads.allSatisfy({ $0.state == .finished }) {
+                    if let hot = self.hotAtTheEnd() {
+                        self.end(.liveness, hot)
+                        return
+                    }
                     self.status = .completed
                     self.running = nil
                     checkPthread(pthread_cond_broadcast(self.ended), "pthread_cond_broadcast")
@@ -127,6 +144,7 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
             }
             let next = self.scheduler.next(among: runnable)
             self.mix(0xD1, next, runnable.count)
+            if self.limits.recordsSteps { self.stepMarks.append(SimulationStepMark(hash: self.traceHash, thread: next)) }
             self.running = next
             checkPthread(pthread_cond_signal(self.threads[next].wake), "pthread_cond_signal")
             return
@@ -139,7 +157,7 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
         case .locking(let mutex): return self.mutexOwners[mutex] == nil
         case .waiting: return false
         case .joining(let target): return self.threads[target].state == .finished
-        case .finished: return false
+        case .finished, .awaitingQuiescence: return false
         }
     }
 
@@ -174,8 +192,16 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     }
 
     /// Under the lock: ends the run with a failure; every thread stays parked (they are leaked:
-    /// a thread stopped mid-operation cannot be unwound safely).
+    /// a thread stopped mid-operation cannot be unwound safely). A failure recorded earlier (a
+    /// failed check) stays the run's failure, and this one is added to its report: a deadlock
+    /// after a failed check is not hidden.
     func end(_ kind: SimulationFailure.Kind, _ message: String) {
+        if let earlier = self.failure, self.status == .running {
+            self.failure = SimulationFailure(
+                kind: earlier.kind,
+                message: earlier.message + "\nthen, at step \(self.scheduler.steps), \(kind.rawValue): \(message)",
+                step: earlier.step, token: earlier.token)
+        }
         self.recordFailure(kind, message)
         self.status = .failed
         self.running = nil

@@ -11,6 +11,8 @@ package struct SimulationLimits: Sendable {
     package var stallSeconds = 30
     /// Virtual time at the start: far from zero, so `now - delay` stays positive.
     package var startNanoseconds: UInt64 = 1_000_000_000_000
+    /// Whether the run keeps each scheduling point's trace hash (`SimulationOutcome.stepMarks`).
+    package var recordsSteps = false
 
     package init() {}
 }
@@ -24,6 +26,12 @@ package struct SimulationFailure: Sendable {
         case stepLimit = "step limit"
         case stuck
         case replayDiverged = "replay diverged"
+        /// A job of one of an async run's tasks enqueued from a thread outside the run.
+        case escaped = "escaped job"
+        /// A hot property still hot past its step bound, or when the run ended.
+        case liveness
+        /// The same seed, run again, took another path (`SimulationFailure.message` names the step).
+        case nondeterministic
     }
 
     package let kind: Kind
@@ -48,7 +56,7 @@ package struct SimulationFailure: Sendable {
 
 /// What one simulated run did.
 package struct SimulationOutcome: Sendable {
-    package let failure: SimulationFailure?
+    package var failure: SimulationFailure?
     /// The whole run's choices (also when it passed).
     package let token: ScheduleToken
     package let steps: Int
@@ -56,6 +64,8 @@ package struct SimulationOutcome: Sendable {
     /// FNV-1a over every decision and seam event: equal on a faithful replay.
     package let traceHash: UInt64
     package let virtualNanoseconds: UInt64
+    /// Each scheduling point's trace hash and thread, when the run recorded them.
+    package var stepMarks: [SimulationStepMark] = []
 }
 
 /// Runs scenarios under the simulator.
@@ -83,6 +93,32 @@ package enum SimulationRun {
         // One run at a time in a process: objects shared by every run (global locks such as the
         // wait graph's) carry one run's ids at a time, and two runs would only share two cores.
         return Self.oneAtATime.withLock { _ in Self.executeAlone(scheduler, limits: limits, scenario) }
+    }
+
+    /// Runs the async `scenario` as the root task of a run (`SimulationTasks`): on a pool of
+    /// `taskThreads` simulated threads, with the Concurrency runtime's global-executor hooks
+    /// routing every other job of the run to them while it lasts.
+    ///
+    /// - Precondition: Not called from a simulated thread.
+    package static func execute(
+        _ scheduler: SimulationScheduler, limits: SimulationLimits = SimulationLimits(), taskThreads: Int,
+        _ scenario: @escaping @Sendable () async -> Void
+    ) -> SimulationOutcome {
+        if SimulatedThread.current != nil {
+            fatalError("SerialTesting simulation: a run was started from inside a simulated run; nest scenarios "
+                + "as plain function calls instead")
+        }
+        SimulationTrapLine.install()
+        return Self.oneAtATime.withLock { _ in
+            SimulationTaskHooks.install()
+            defer {
+                SimulationTasks.endRouting()
+                SimulationTaskHooks.uninstall()
+            }
+            return Self.executeAlone(scheduler, limits: limits) {
+                SimulationTasks.runScenario(threads: taskThreads, scenario)
+            }
+        }
     }
 
     private static func executeAlone(
@@ -137,7 +173,7 @@ package enum SimulationRun {
         let outcome = SimulationOutcome(
             failure: failure, token: token, steps: kernel.scheduler.steps,
             threads: kernel.threads.count, traceHash: kernel.traceHash,
-            virtualNanoseconds: kernel.now - limits.startNanoseconds)
+            virtualNanoseconds: kernel.now - limits.startNanoseconds, stepMarks: kernel.stepMarks)
         if kernel.status == .completed {
             // Every thread has finished: drop the records (each also keeps the kernel alive).
             kernel.threads.removeAll()
