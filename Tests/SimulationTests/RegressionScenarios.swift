@@ -32,6 +32,42 @@ enum RegressionScenarios {
         RegressionScenarios.postFromALongItem(label: "sim-endless", waitForIdleThreads: true, readsTheClock: false, steps: 20_000)
     }
 
+    /// A queue left in a pool thread's `next` slot while the other thread dozes (its watch beside
+    /// a ping-pong saw only turnover) is taken once the doze ends: a ping-pong between a and b
+    /// runs until the free thread dozes (at most 400 hops), then a's item makes c runnable and
+    /// goes on, reading the clock, until c ran (`doze-without-deadline`: the doze lasts until a
+    /// wake-up that the `next` fill never sends, and the item gives up). The bound of work
+    /// conservation while the free threads doze (`PoolCore.dozeNanoseconds`).
+    static let nextQueueLeftDuringADozeIsTaken: @Sendable () -> Void = {
+        let pool = WorkerPool(threads: 2, label: "sim-doze")
+        let a = SerialQueue(label: "sim-doze-a", pool: pool)
+        let b = SerialQueue(label: "sim-doze-b", pool: pool)
+        let c = SerialQueue(label: "sim-doze-c", pool: pool)
+        let ranC = ScenarioBox(false)
+        // The test's thread waits here without touching the pool (a sync into a or b would send a
+        // queue to the run queue, and the watch would end for it instead of for turnover).
+        let finished = ConditionLock(false)
+        // Runs on `here`, in its turn: the next hop, or (once the other thread dozes) the long item.
+        @Sendable func hop(_ count: Int, here: SerialQueue, there: SerialQueue) {
+            guard pool._dozingThreadCount == 0 && count < 400 else {
+                c.async { ranC.value = true }
+                var reads = 0
+                while !ranC.value && reads < 2_000 {
+                    _ = MonotonicInstant.now()
+                    reads += 1
+                }
+                Simulation.check(ranC.value, "c's work waited \(reads) clock reads of a long item while the other thread dozed")
+                finished.withLockThenBroadcast { $0 = true }
+                return
+            }
+            there.async { hop(count + 1, here: there, there: here) }
+        }
+        a.async { hop(0, here: a, there: b) }
+        let ended = finished.wait(until: .now() + .seconds(60)) { $0 ? true : nil }
+        Simulation.check(ended != nil, "the ping-pong did not end within 60 s of virtual time")
+        c.sync {}
+    }
+
     /// On a pool of 2 threads (both asleep first, with `waitForIdleThreads`), a's item makes b
     /// runnable (into its thread's `next` slot) and goes on until b's work ran on the other
     /// thread: it fails after `steps` steps, each a clock read (µs of virtual time) or, without

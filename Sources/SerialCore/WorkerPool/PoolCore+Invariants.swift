@@ -12,7 +12,8 @@ extension PoolCore {
     /// Work conservation, as `Verification/pool.pml` states it (`CHECK_WORK_CONSERVING`), in its
     /// bounded form. While a pool thread sleeps idle: a queue waits in a `next` slot only while a
     /// thread watches the slots (spinning) or will look for work before running any (it then
-    /// watches: a free thread does not sleep while a slot is filled); and the queues and jobs in
+    /// watches: a free thread does not sleep while a slot is filled, but it may doze, and then it
+    /// watches again when the doze ends: `PoolCore.dozeNanoseconds`); and the queues and jobs in
     /// the run queue and in the threads' own run queues are never more than the threads that will
     /// look for work before running any: spinning ones, woken ones, one that re-queued a queue
     /// for itself to take (`callerWillDequeue`), and threads reserved but not yet started. A
@@ -40,10 +41,12 @@ extension PoolCore {
         let starting = max(0, self.state.threadCount - self.state.workers.count)
         let lookers =
             self.state.spinningCount + starting + self.state.workers.reduce(0) { $0 + ($1.willLook ? 1 : 0) }
+        // A dozing thread watches the slots again when its doze ends (`PoolCore.doze`).
+        let nextWatchers = lookers + self.state.dozingCount
         for (index, worker) in self.state.workers.enumerated()
-        where worker.hasNextForInvariantCheck && !worker.isPublishing && lookers == 0 {
+        where worker.hasNextForInvariantCheck && !worker.isPublishing && nextWatchers == 0 {
             return "a queue waits in pool thread \(index)'s next slot while \(idle) pool thread(s) sleep idle "
-                + "and no thread watches the slots"
+                + "and no thread watches the slots (or dozes)"
         }
         let local = self.state.workers.reduce(0) { $0 + ($1.isPublishingLocal ? 0 : $1.local.countForInvariantCheck) }
         guard self.state.runQueue.count + local <= lookers else {

@@ -34,6 +34,17 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// chain of hops stays on its thread and work that a long item holds up moves within 5 µs
     /// (Go waits about 3 µs before it steals a `runnext`).
     static let nextPatienceNanoseconds: UInt64 = 5_000
+    /// How long a watch that saw only turnover lasts at least: two patiences, so a fill that stays
+    /// in its slot from the watch's first look is taken before it ends.
+    static let turnoverWatchNanoseconds: UInt64 = 2 * nextPatienceNanoseconds
+    /// How long a free thread dozes after a watch that saw only turnover (every fill it watched
+    /// was taken by its owner within the patience: a chain of hops on that thread, which it must
+    /// not take). Without the doze a free thread beside a ping-pong would watch for as long as the
+    /// ping-pong lasts: a whole core. With it, it watches `turnoverWatchNanoseconds` out of every
+    /// doze plus watch (measured: see the WorkerPool docs), and a queue left in a `next` slot
+    /// behind an item that does not end waits at most the doze (plus the timed wait's lateness)
+    /// plus the watch: the work-conservation bound while the free threads doze.
+    static let dozeNanoseconds: UInt64 = 50_000
 
     let label: String
     let mutex = PthreadMutex()
@@ -142,7 +153,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         guard self.freeCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
         guard self.watchingCount.load(ordering: .sequentiallyConsistent) == 0 else { return }
         self.mutex.lock()
-        let idle = self.state.spinningCount == 0 ? self.state.wakeIdleWorker() : nil
+        let idle = self.state.nextWatcherCount == 0 ? self.state.wakeIdleWorker() : nil
         self.mutex.unlock()
         idle?.wakeUp.signal()
     }
@@ -287,6 +298,9 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         // stopped watching or was woken looks before anything else can change.
         var holdsLock = true
         var leavingWakes: PoolWorker? = nil
+        // Set when this thread's last watch saw only turnover: with a `next` slot still filled,
+        // it dozes instead of watching again at once.
+        var sawOnlyTurnover = false
         self.mutex.lock()
         self.state.addWorker(worker)
         while true {
@@ -323,10 +337,22 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
             }
             // Once per stretch of work, never while idle (an idle pool causes no wake-ups); and
             // while a `next` slot holds a queue that nobody watches (work conservation).
-            let mustWatch = self.state.spinningCount == 0 && self.anyNextIsFilled(besides: worker)
+            // After a watch that saw only turnover (a chain of hops runs on another thread), it
+            // dozes, then watches again: whether a slot is filled at this instant says little
+            // (the chain empties it at every hop), and waking for each fill would cost the chain.
+            if sawOnlyTurnover && !ranSinceSpinning {
+                sawOnlyTurnover = false
+                self.doze(worker)
+                ranSinceSpinning = true  // it watches once more, then sleeps if nothing turns over
+                continue  // look again, under the lock
+            }
+            sawOnlyTurnover = false
+            let mustWatch = self.state.nextWatcherCount == 0 && self.anyNextIsFilled(besides: worker)
             if (ranSinceSpinning || mustWatch) && self.state.maySpin {
                 ranSinceSpinning = false
-                if let stolen = self.spinBeforeSleeping(on: worker) {
+                let watch = self.spinBeforeSleeping(on: worker)
+                sawOnlyTurnover = watch.sawOnlyTurnover
+                if let stolen = watch.stolen {
                     if isFree {
                         isFree = false
                         self.freeCount.subtract(1, ordering: .sequentiallyConsistent)
@@ -452,7 +478,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// Under the lock, when this thread takes work: if a `next` slot holds a queue and nobody is
     /// left to watch it, an idle thread to wake (it will watch).
     private func wakeWatcherIfNeeded(besides worker: PoolWorker) -> PoolWorker? {
-        guard self.state.spinningCount == 0, self.anyNextIsFilled(besides: worker) else { return nil }
+        guard self.state.nextWatcherCount == 0, self.anyNextIsFilled(besides: worker) else { return nil }
         return self.state.wakeIdleWorker()
     }
 
@@ -466,13 +492,19 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// (enqueuing wakes no idle thread for it), so a watcher that gave its core to another
     /// process's thread left runnable queues waiting for a timeslice (measured under load:
     /// pooled `sync_contended` 1,224–18,942 ns yielding, 210–444 not).
-    private func spinBeforeSleeping(on worker: PoolWorker) -> QueueCore? {
+    ///
+    /// A watch that saw fills turn over (taken by their owners within the patience) and took none
+    /// ends after `turnoverWatchNanoseconds` (`sawOnlyTurnover`): the caller then dozes rather than
+    /// watch a chain of hops for as long as it lasts.
+    private func spinBeforeSleeping(on worker: PoolWorker) -> (stolen: QueueCore?, sawOnlyTurnover: Bool) {
         self.state.startSpinning()
         self.watchingCount.add(1, ordering: .sequentiallyConsistent)
         let notices = self.localWorkNotices.load(ordering: .relaxed)
         let workers = self.state.workers  // a copy (no allocation): the array may change under the lock
         self.mutex.unlock()
-        let deadline = ClockReads.monotonicNanoseconds() &+ Self.spinWindowNanoseconds
+        let start = ClockReads.monotonicNanoseconds()
+        let deadline = start &+ Self.spinWindowNanoseconds
+        var sawTurnover = false
         // The fill watched: its slot's owner, its word, and when this thread first saw it.
         var watched: (owner: PoolWorker, word: UInt, since: UInt64)? = nil
         var stolen: QueueCore? = nil
@@ -498,6 +530,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                     watched = nil
                 }
             } else {
+                if watched != nil { sawTurnover = true }  // its owner took it (or a watcher did)
                 watched = nil
                 #if SERIAL_SIMULATION
                 worker.watchedReads = 0
@@ -511,6 +544,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 }
             }
             if watched == nil && now >= deadline { break }
+            if sawTurnover && now &- start >= Self.turnoverWatchNanoseconds { break }
         }
         #if SERIAL_SIMULATION
         worker.watchedReads = 0
@@ -518,7 +552,25 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         self.mutex.lock()
         self.state.stopSpinning()
         self.watchingCount.subtract(1, ordering: .sequentiallyConsistent)
-        return stolen
+        return (stolen, stolen == nil && sawTurnover)
+    }
+
+    /// Under the lock: sleeps idle for `dozeNanoseconds`, or until woken, counted meanwhile as a
+    /// watcher of the `next` slots (`watchingCount`, `PoolState.dozingCount`), so a `next` fill
+    /// wakes nobody. Returns with the lock held; the caller looks for work, then watches if a
+    /// slot is still filled. The add to `watchingCount` comes after this thread read the slots
+    /// (`mustWatch`) with the lock held: a fill in between that saw no watcher waits for the lock,
+    /// then finds this thread dozing (`nextWatcherCount`).
+    private func doze(_ worker: PoolWorker) {
+        self.state.goDozing(worker)
+        self.watchingCount.add(1, ordering: .sequentiallyConsistent)
+        let wakeAt = ClockReads.monotonicNanoseconds() &+ Self.dozeNanoseconds
+        while !worker.isWoken && ClockReads.monotonicNanoseconds() < wakeAt {
+            worker.wakeUp.wait(releasing: self.mutex, until: MonotonicInstant(nanoseconds: wakeAt))
+        }
+        self.state.endDozing(worker)
+        // Dekker's with `makeRunnable`, as when a watch ends: the caller reads the slots next.
+        self.watchingCount.subtract(1, ordering: .sequentiallyConsistent)
     }
 
     // MARK: Stopping
