@@ -142,6 +142,7 @@
 #define ACT_IDLE 2
 #define ACT_LEAVE 3
 #define ACT_ADD_FREE 4           /* MUTANT_FREE_AFTER_SCAN: scanned, freeCount not yet added to */
+#define ACT_DOZE 5               /* PoolCore.doze: idle, on a timed wait, a watcher of the slots */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Shared variables                                                                            */
@@ -197,6 +198,14 @@ byte nextSlot[NT] = NONE;        /* PoolWorker.next (atomic, sequentially consis
  * fill has waited at least one window, the patience (PoolCore.nextPatienceNanoseconds: time is
  * not modelled; a window is one patience long). The code tells the same fill by its word's tag. */
 byte seenNext[NT];
+/* Ghost: set when a fill this watcher saw at its window's start left its slot during the window
+ * (its owner took it, or another watcher did): the watch saw turnover (spinBeforeSleeping's
+ * sawTurnover). The code also counts fills that come and go within the window: fewer dozes here. */
+bool sawTurnover[NT];
+/* threadMain's sawOnlyTurnover: the last watch ended with turnover and nothing taken. */
+bool dozeNext[NT];
+bool dozing[NT];                 /* in PoolCore.doze (on the idle stack, or woken from it) */
+byte dozingN = 0;                /* PoolState.dozingCount */
 byte freeCount = 0;              /* PoolCore.freeCount (atomic; changed under pmutex) */
 bool isFree[NT];                 /* threadMain's local isFree: counted in freeCount */
 
@@ -532,6 +541,9 @@ inline checkQueuedOnce(q) {
 /* A `next` slot empties (its owner takes it, gives it up, or a watcher takes it): no watcher has
  * seen the fill that comes next. */
 #define emptyNext(t) nextSlot[t] = NONE; \
+    sawTurnover[0] = sawTurnover[0] || ((seenNext[0] >> (t)) & 1); \
+    sawTurnover[1] = sawTurnover[1] || ((seenNext[1] >> (t)) & 1); \
+    sawTurnover[2] = sawTurnover[2] || ((seenNext[2] >> (t)) & 1); \
     seenNext[0] = seenNext[0] & ~(1 << (t)); seenNext[1] = seenNext[1] & ~(1 << (t)); \
     seenNext[2] = seenNext[2] & ~(1 << (t))
 
@@ -701,7 +713,7 @@ inline makeRunnable(q, me, woken) {
 #ifdef MUTANT_CHECK_BEFORE_FILL
         /* reads freeCount and watchingCount first, then fills: a thread may become free, find the
          * slot empty and sleep in between */
-        atomic { publishing[me] = true; took = (freeCount > 0 && spinningCount == 0) };
+        atomic { publishing[me] = true; took = (freeCount > 0 && spinningCount + dozingN == 0) };
         atomic { checkQueuedOnce(q); nextSlot[me] = q; reached(1) };
         if
         :: took -> took = 0; atomic { PLOCK; popIdleWorker(woken); PUNLOCK; publishing[me] = false };
@@ -720,9 +732,9 @@ inline makeRunnable(q, me, woken) {
          * watcher then covers (README, "Assumptions"). */
         atomic {
             if
-            :: freeCount > 0 && spinningCount == 0 ->
+            :: freeCount > 0 && spinningCount + dozingN == 0 ->
                 PLOCK; popIdleWorker(woken); reachedIf(woken != 0, 18); PUNLOCK
-            :: freeCount > 0 && spinningCount > 0 -> reached(19)         /* a watcher will see it */
+            :: freeCount > 0 && spinningCount + dozingN > 0 -> reached(19)   /* a watcher (or a dozer) will see it */
             :: else -> skip
             fi;
             publishing[me] = false
@@ -740,7 +752,7 @@ inline makeRunnable(q, me, woken) {
 #ifdef MUTANT_PRIVATE_NEXT
 #define FILL_WAKES_NOBODY true
 #else
-#define FILL_WAKES_NOBODY (freeCount == 0 || spinningCount > 0)
+#define FILL_WAKES_NOBODY (freeCount == 0 || spinningCount + dozingN > 0)
 #endif
 
 /* QueueCore.perform for a pooled queue. */
@@ -1134,6 +1146,32 @@ inline goIdle(t, act) {
     WAIT_RELEASING(pmutex, wakeUpWaits[t])
 }
 
+/* PoolCore.doze, the pool's lock held: PoolState.goDozing (the idle stack, dozingCount += 1, and
+ * watchingCount += 1, which the model reads as dozingN), then the timed wait [D1]. */
+inline goDoze(t, act) {
+    isWoken[t] = false; idleStack[idleN] = t; idleN++;
+    looking[t] = false; nLooking--;
+    dozing[t] = true; dozingN++; reached(43);
+    act = ACT_DOZE;
+    PUNLOCK_FOR_WAIT;
+    WAIT_RELEASING(pmutex, wakeUpWaits[t])
+}
+
+/* PoolState.endDozing for a doze whose time passed: the thread takes itself off the idle stack. */
+inline removeIdle(t) {
+    tj = 0;
+    do
+    :: tj < idleN && idleStack[tj] != t -> tj++
+    :: else -> break
+    od;
+    assert(tj < idleN);
+    do
+    :: tj + 1 < idleN -> idleStack[tj] = idleStack[tj + 1]; tj++
+    :: else -> break
+    od;
+    idleN--; idleStack[idleN] = 0; tj = 0
+}
+
 /* One look for work, with the pool's lock held (PoolCore.lookForWork): the run queue's head,
  * else this thread's own ring, else (counted in freeCount first) the head of another thread's
  * ring (stealHalf); `next` slots only a watcher takes ([P5]); found nothing: leave, watch, or sleep
@@ -1180,11 +1218,12 @@ inline look(t, act, cur, ran) {
 #if defined(MUTANT_NO_STEAL) || defined(MUTANT_PRIVATE_NEXT)
 #define MUST_WATCH(t) false
 #else
-#define MUST_WATCH(t) (spinningCount == 0 && otherNextFilled(t))
+#define MUST_WATCH(t) (spinningCount + dozingN == 0 && otherNextFilled(t))
 #endif
 
 /* A watch window begins: the slots filled now are seen (their fills will have waited a window). */
 inline seeNextSlots(t) {
+    sawTurnover[t] = false;
     seenNext[t] = ((t != 0 && nextSlot[0] != NONE) -> 1 : 0) + ((t != 1 && nextSlot[1] != NONE) -> 2 : 0);
     seenNext[t] = seenNext[t] + ((t != 2 && nextSlot[2] != NONE) -> 4 : 0)
 }
@@ -1193,7 +1232,7 @@ inline seeNextSlots(t) {
  * queue and nobody is left to watch -> an idle thread is woken (it will watch). */
 inline wakeWatcherIfNeeded(t, woken) {
 #if !defined(MUTANT_NO_STEAL) && !defined(MUTANT_PRIVATE_NEXT)
-    if :: spinningCount == 0 && otherNextFilled(t) -> popIdleWorker(woken); reached(42) :: else -> skip fi
+    if :: spinningCount + dozingN == 0 && otherNextFilled(t) -> popIdleWorker(woken); reached(42) :: else -> skip fi
 #else
     skip
 #endif
@@ -1204,6 +1243,7 @@ inline wakeWatcherIfNeeded(t, woken) {
 inline lookDecides(t, act, cur, ran) {
     if
     :: cur != NONE ->                                                     /* found */
+        dozeNext[t] = false;
         if :: isFree[t] -> isFree[t] = false; freeCount-- :: else -> skip fi;
         wakeWatcherIfNeeded(t, woken);
         act = ACT_RUN; PUNLOCK;
@@ -1219,7 +1259,11 @@ inline lookDecides(t, act, cur, ran) {
             wakeWatcherIfNeeded(t, woken);                                /* it was woken to watch, maybe */
             act = ACT_LEAVE; PUNLOCK;
             if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+        :: dozeNext[t] && !ran ->
+            /* the last watch saw only turnover: a doze, then a watch (threadMain) */
+            dozeNext[t] = false; goDoze(t, act)
         :: else ->
+            dozeNext[t] = false;
             if
             /* PoolState.maySpin: at most half the threads (at least one) watch at a time; a thread
              * watches after a stretch of work, and while a `next` slot holds a queue that nobody
@@ -1348,8 +1392,11 @@ inline poolThread(t) {
             if
             :: cur != NONE ->
                 if :: isFree[t] -> isFree[t] = false; freeCount-- :: else -> skip fi;
-                seenNext[t] = 0; wakeWatcherIfNeeded(t, woken); act = ACT_RUN; PUNLOCK
-            :: else -> seenNext[t] = 0; look(t, act, cur, ran)
+                seenNext[t] = 0; sawTurnover[t] = false; wakeWatcherIfNeeded(t, woken); act = ACT_RUN; PUNLOCK
+            :: else ->
+                /* sawOnlyTurnover: the watch ends (the code: after two patiences) */
+                dozeNext[t] = sawTurnover[t]; sawTurnover[t] = false;
+                seenNext[t] = 0; look(t, act, cur, ran)
             fi
         };
         if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
@@ -1365,6 +1412,34 @@ end_idle:
             if
             :: !isWoken[t] -> PUNLOCK_FOR_WAIT; WAIT_RELEASING(pmutex, wakeUpWaits[t])
             :: else -> look(t, act, cur, ran)
+            fi
+        }
+    :: act == ACT_DOZE ->
+end_doze:
+        /* [D1] the timed wait's return: woken (off the idle stack already), or its deadline passed
+         * (the model has no clock: at any time) -> PoolState.endDozing (a timed-out dozer takes
+         * itself off the idle stack and will look), watchingCount -= 1, then (the lock held) a
+         * look, and a watch after it (ranSinceSpinning). MUTANT_DOZE_FOREVER: no deadline. */
+        atomic {
+#ifdef MUTANT_DOZE_FOREVER
+            WOKEN(wakeUpWaits[t], isWoken[t]) -> noteSpurious(wakeUpWaits[t]);
+            PLOCK;
+            if
+            :: !isWoken[t] -> PUNLOCK_FOR_WAIT; WAIT_RELEASING(pmutex, wakeUpWaits[t])
+            :: else ->
+#else
+            PLOCK;
+            if
+            :: true ->
+#endif
+                wakeUpWaits[t] = false;
+                dozing[t] = false; dozingN--;
+                if
+                :: !isWoken[t] -> removeIdle(t); looking[t] = true; nLooking++; freeLook[t] = true; reached(44)
+                :: else -> skip
+                fi;
+                ran = true;
+                look(t, act, cur, ran)
             fi
         }
     :: act == ACT_LEAVE -> break
@@ -1584,7 +1659,7 @@ active proctype Controller() {
 /* Bounded: the `next` slots need one watcher between them (a watcher takes any fill that waits
  * the patience, and keeps watching while a slot is filled); the run queue and the rings need a
  * looker each, as before. */
-#define wastedNow (idleN > 0 && (runQ.n + localWaiting > freeLookers || (nextWaiting > 0 && freeLookers == 0)))
+#define wastedNow (idleN > 0 && (runQ.n + localWaiting > freeLookers || (nextWaiting > 0 && freeLookers + dozingN == 0)))
 active proctype Monitor() {
 end_watching:
     atomic {

@@ -371,6 +371,8 @@ pprobe 38 "-DEND_NONE" "a thread takes its own run queue's head without the lock
 pprobe 36 "-DEND_NONE" "a look under the lock takes the thread's own run queue's head"
 pprobe 37 "-DEND_NONE" "a thread out of work steals from another thread's own run queue"
 pprobe 34 "-DNESTED -DJOB -DEND_NONE -DSMALL" "a blocking pool thread moves its own run queue (the job) to the run queue"
+pprobe 43 "-DNESTED -DEND_NONE" "a watcher that saw only turnover dozes"
+pprobe 44 "-DNESTED -DEND_NONE" "a doze's time passes: the dozer takes itself off the idle stack and looks"
 
 section "== the pooled mode: mutants"
 pmutant() {  # name, kind, expected report, switches, property flag, description
