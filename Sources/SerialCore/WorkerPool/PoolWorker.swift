@@ -14,10 +14,12 @@
 /// not private: a thread out of work that watches it (`PoolCore.spinBeforeSleeping`) takes it once
 /// it has held the same fill for `PoolCore.nextPatienceNanoseconds` (the owner's turn ran that long
 /// without taking it), and the owner gives it up to the run queue when it is about to block
-/// (`CurrentQueueStack.blocking`). While it holds a queue and a thread is free, some thread watches:
-/// a free thread does not sleep while a `next` slot is filled, and a fill that finds no watcher
-/// wakes an idle thread to watch (Go's `wakep`). So runnable work waits at most the patience
-/// (plus the watcher's own scheduling) while a thread is free: work conservation, as a bound.
+/// (`CurrentQueueStack.blocking`). While it holds a queue and a thread is free, some thread watches
+/// or dozes: a free thread does not sleep while a `next` slot is filled, a fill that finds no
+/// watcher wakes an idle thread to watch (Go's `wakep`), and a watcher that saw only turnover
+/// dozes (`PoolCore.dozeNanoseconds`), then watches again. So runnable work waits at most the
+/// patience while a thread watches, the doze plus two patiences while one dozes (plus, either way,
+/// the free thread's own scheduling): work conservation, as a bound.
 ///
 /// The hand-overs are Dekker's, all sequentially consistent: the filler stores `next`, then reads
 /// the pool's `freeCount` and `watchingCount`; a thread becoming free adds itself to `freeCount`,

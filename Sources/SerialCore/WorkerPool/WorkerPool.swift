@@ -30,9 +30,15 @@
 /// taken by a free thread once it has waited there ``nextPatience`` (5 µs) without the busy thread
 /// coming back to it (its current item runs long), or at once when that thread is about to block.
 /// A free thread does not sleep while a `next` slot holds a queue that no thread watches, and a
-/// `next` fill that finds free threads but no watcher wakes one to watch. So runnable work never
-/// waits more than 5 µs while a pool thread watches, and the patience plus a wake-up while the
-/// free threads sleep (plus, either way, the free thread's own scheduling: on a loaded machine,
+/// `next` fill that finds free threads but no watcher wakes one to watch. A watch that sees only
+/// turnover (every fill it watched was taken by its own thread within the patience: a chain of
+/// hops runs there) ends after two patiences, and its thread dozes for 50 µs, counted as a
+/// watcher (a fill wakes nobody for it), then watches again: so a free thread beside a ping-pong
+/// watches about a sixth of the time instead of spinning a core for as long as the ping-pong
+/// lasts. So runnable work never waits more than 5 µs while a pool thread watches; the doze (50 µs,
+/// plus the lateness of a timed wait: Linux lets an ordinary thread's timer fire up to 50 µs late)
+/// plus two patiences while the free threads doze; and the patience plus a wake-up while the
+/// free threads sleep (plus, each time, the free thread's own scheduling: on a loaded machine,
 /// the time until the kernel runs it; measured 11–12 µs at the median, 73–84 µs at the 99th
 /// percentile, on a 2-core VM at load 2.6); other work made runnable while a
 /// thread is free goes to the pool's run queue at once, waking an idle thread unless a spinning
