@@ -41,7 +41,8 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// was taken by its owner within the patience: a chain of hops on that thread, which it must
     /// not take). Without the doze a free thread beside a ping-pong would watch for as long as the
     /// ping-pong lasts: a whole core. With it, it watches `turnoverWatchNanoseconds` out of every
-    /// doze plus watch (measured: see the WorkerPool docs), and a queue left in a `next` slot
+    /// doze plus watch (by design; under load, the watcher mostly takes the chain instead: see the
+    /// "Actor hops" article), and a queue left in a `next` slot
     /// behind an item that does not end waits at most the doze (plus the timed wait's lateness)
     /// plus the watch: the work-conservation bound while the free threads doze.
     static let dozeNanoseconds: UInt64 = 50_000
