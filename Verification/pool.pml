@@ -37,6 +37,9 @@
  *                           pushLocal, to the thread's own ring or, while a thread is free, to the
  *                           run queue); B.sync 6 then blocks with J possibly in the ring.
  *   SMALL                   P1 makes no A.async 4 (NESTED: no B.sync 2), for the liveness runs.
+ *   ENDLESS                 (with NESTED) item 1's body makes B.async 5 and then never ends (an
+ *                           endless item: its thread never takes its `next` slot back), for
+ *                           the liveness of the bounded delay (nextTakenDuringEndlessItem).
  *   BATCH_LIMIT=n           PoolCore.batchLimit (default 2: a turn's budget runs out with 3
  *                           items queued, or with work arriving during the turn).
  *   HOP_LIMIT=n             PoolCore.consecutiveHopLimit (default: any, each hop may be at the
@@ -139,6 +142,7 @@
 #define ACT_IDLE 2
 #define ACT_LEAVE 3
 #define ACT_ADD_FREE 4           /* MUTANT_FREE_AFTER_SCAN: scanned, freeCount not yet added to */
+#define ACT_DOZE 5               /* PoolCore.doze: idle, on a timed wait, a watcher of the slots */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Shared variables                                                                            */
@@ -189,6 +193,19 @@ bool standInStarted = false;     /* startThread() for the stand-in slot */
 /* Thread-local in the code, global here so that the properties can see it (PoolWorker.isInTurn
  * and .batch are the pool threads' locals isInTurn and batch). */
 byte nextSlot[NT] = NONE;        /* PoolWorker.next (atomic, sequentially consistent) */
+/* Ghost: per watching thread, the `next` slots (a bit each) it saw filled when its watch window
+ * began and that have held the same fill since (a bit is cleared when its slot empties): the
+ * fill has waited at least one window, the patience (PoolCore.nextPatienceNanoseconds: time is
+ * not modelled; a window is one patience long). The code tells the same fill by its word's tag. */
+byte seenNext[NT];
+/* Ghost: set when a fill this watcher saw at its window's start left its slot during the window
+ * (its owner took it, or another watcher did): the watch saw turnover (spinBeforeSleeping's
+ * sawTurnover). The code also counts fills that come and go within the window: fewer dozes here. */
+bool sawTurnover[NT];
+/* threadMain's sawOnlyTurnover: the last watch ended with turnover and nothing taken. */
+bool dozeNext[NT];
+bool dozing[NT];                 /* in PoolCore.doze (on the idle stack, or woken from it) */
+byte dozingN = 0;                /* PoolState.dozingCount */
 byte freeCount = 0;              /* PoolCore.freeCount (atomic; changed under pmutex) */
 bool isFree[NT];                 /* threadMain's local isFree: counted in freeCount */
 
@@ -239,6 +256,7 @@ hidden byte moved;
 #define CHECK_CODE_INVARIANTS
 #define CHECK_POOL
 #define CHECK_WORK_CONSERVING
+#define CHECK_LOCALITY
 #endif
 
 #ifdef CHECK_EXCLUSION
@@ -277,6 +295,14 @@ hidden byte moved;
 #else
 #define assertOneThread(e) skip
 #endif
+/* Locality: a queue in a thread's `next` slot is taken by another thread only once it has waited
+ * there the patience (a watcher saw the same fill for a whole window), or after its thread gave
+ * it up (the blocking wrapper publishes it to the run queue). */
+#ifdef CHECK_LOCALITY
+#define assertLocality(e) assert(e)
+#else
+#define assertLocality(e) skip
+#endif
 
 #ifdef PROBE
 #define reached(k) assert(PROBE != (k))
@@ -299,6 +325,9 @@ c_state "int probeNumber" "Hidden" "probeFromEnvironment()"
 
 ltl everyAcceptedItemRuns { [] <> (nAccepted == nFinished) }
 ltl everyCallReturns { <> (producersDone == NPROD && controllerDone) }
+/* ENDLESS: B.async 5, made runnable into the `next` slot of a thread whose item never ends, runs
+ * all the same (a free thread takes it after the patience): the bound of work conservation. */
+ltl nextTakenDuringEndlessItem { <> (st[5] == S_DONE) }
 
 /* ------------------------------------------------------------------------------------------ */
 /* QueueState, per queue (SerialQueue.State.swift)                                             */
@@ -509,6 +538,15 @@ inline checkQueuedOnce(q) {
     assertPool(queuedOnce)
 }
 
+/* A `next` slot empties (its owner takes it, gives it up, or a watcher takes it): no watcher has
+ * seen the fill that comes next. */
+#define emptyNext(t) nextSlot[t] = NONE; \
+    sawTurnover[0] = sawTurnover[0] || ((seenNext[0] >> (t)) & 1); \
+    sawTurnover[1] = sawTurnover[1] || ((seenNext[1] >> (t)) & 1); \
+    sawTurnover[2] = sawTurnover[2] || ((seenNext[2] >> (t)) & 1); \
+    seenNext[0] = seenNext[0] & ~(1 << (t)); seenNext[1] = seenNext[1] & ~(1 << (t)); \
+    seenNext[2] = seenNext[2] & ~(1 << (t))
+
 /* PoolState.popIdleWorker: the most recently idle thread, marked woken (signalled later). */
 inline popIdleWorker(woken) {
     if
@@ -661,38 +699,42 @@ inline pushLocal(r, me, callerLooksNext, took, woken, pushProbe) {
 }
 
 /* PoolCore.makeRunnable, from the thread `me`: inside its own turn with an empty `next` slot,
- * into the slot [M1] (a sequentially consistent store), then the read of freeCount [M2]: a free
- * thread means the slot is taken back and published to the run queue [M3] (unless a thief was
- * first). From a pool thread with `next` taken, or outside a turn (a task job's work):
- * pushLocal. From any other thread: enqueue. MUTANT_PRIVATE_NEXT is the pool's first version
- * of the slot: no read, no publishing, and no thread steals it (see look). */
+ * into the slot [M1] (a sequentially consistent store), then the reads of freeCount and
+ * watchingCount (spinningCount's atomic copy) [M2]: a thread is free and none watches -> under
+ * the pool's lock, an idle thread is woken to watch (if none is idle, a free thread is about to
+ * look: it reads the slots after its add to freeCount) [M3]. The queue stays in the slot: its
+ * thread runs it after the turn, or a watcher takes it after the patience. From a pool thread
+ * with `next` taken, or outside a turn (a task job's work): pushLocal. From any other thread:
+ * enqueue. MUTANT_PRIVATE_NEXT is the pool's first version of the slot: no read, no wake-up, and
+ * no thread watches or takes it (see lookDecides, [P5]). */
 inline makeRunnable(q, me, woken) {
     if
     :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE ->
 #ifdef MUTANT_CHECK_BEFORE_FILL
-        /* reads freeCount first, then fills: a thread may become free, find the slot empty
-         * and sleep in between */
-        atomic { publishing[me] = true; took = (freeCount > 0) };
+        /* reads freeCount and watchingCount first, then fills: a thread may become free, find the
+         * slot empty and sleep in between */
+        atomic { publishing[me] = true; took = (freeCount > 0 && spinningCount + dozingN == 0) };
+        atomic { checkQueuedOnce(q); nextSlot[me] = q; reached(1) };
         if
-        :: took -> took = 0; publishing[me] = false; enqueue(q, false, woken)
-        :: else -> atomic { checkQueuedOnce(q); nextSlot[me] = q; publishing[me] = false; reached(1) }
+        :: took -> took = 0; atomic { PLOCK; popIdleWorker(woken); PUNLOCK; publishing[me] = false };
+            if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+        :: else -> publishing[me] = false
         fi
 #else
         atomic { checkQueuedOnce(q); nextSlot[me] = q; publishing[me] = true; reached(1) }   /* [M1] */
 #ifdef MUTANT_PRIVATE_NEXT
         publishing[me] = false
 #else
-        /* [M2] the read of freeCount; a free thread: [M3] takeNext and, unless a thief was first,
-         * the enqueue (one step: while the queue is in neither place no thread can see it) */
+        /* [M2] the reads of freeCount, then watchingCount; [M3] under the pool's lock, an idle
+         * thread woken to watch (spinningCount read again there). The reads and the wake-up are
+         * one step: freeCount and spinningCount change only under the lock, in steps that read
+         * the slots after the change (look, [P5]), so a split only adds a wake-up that the
+         * watcher then covers (README, "Assumptions"). */
         atomic {
             if
-            :: freeCount > 0 ->
-                moved = nextSlot[me]; nextSlot[me] = NONE;
-                if
-                :: moved != NONE -> PLOCK; enqueueLocked(moved, false, woken); reachedIf(woken != 0, 18); PUNLOCK
-                :: else -> reached(19)                                    /* a thief was first */
-                fi;
-                moved = 0
+            :: freeCount > 0 && spinningCount + dozingN == 0 ->
+                PLOCK; popIdleWorker(woken); reachedIf(woken != 0, 18); PUNLOCK
+            :: freeCount > 0 && spinningCount + dozingN > 0 -> reached(19)   /* a watcher (or a dozer) will see it */
             :: else -> skip
             fi;
             publishing[me] = false
@@ -705,11 +747,12 @@ inline makeRunnable(q, me, woken) {
     fi
 }
 
-/* Whether a fill of `next` stays there: no thread is free (the first version: always). */
+/* Whether a fill of `next` wakes nobody: no thread is free, or one watches (the first
+ * version: always). */
 #ifdef MUTANT_PRIVATE_NEXT
-#define KEEP_IN_NEXT true
+#define FILL_WAKES_NOBODY true
 #else
-#define KEEP_IN_NEXT (freeCount == 0)
+#define FILL_WAKES_NOBODY (freeCount == 0 || spinningCount + dozingN > 0)
 #endif
 
 /* QueueCore.perform for a pooled queue. */
@@ -728,7 +771,7 @@ inline beginBlocking(me, woken) {
 #ifndef MUTANT_NEXT_KEPT_WHILE_BLOCKING
     if
     :: atomic { nextSlot[me] != NONE ->                                   /* [N1] takeNext */
-            moved = nextSlot[me]; nextSlot[me] = NONE;
+            moved = nextSlot[me]; emptyNext(me);
             PLOCK; enqueueLocked(moved, false, woken); PUNLOCK;
             if :: woken != 0 -> signalWoken(woken) :: else -> skip fi;
             moved = 0; reached(12)
@@ -832,8 +875,12 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
                      * with a thief and a thread becoming free are checked on the async path
                      * above; in these instances a pool thread's sync never wakes its queue) */
                     if
-                    :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE && KEEP_IN_NEXT ->
-                        checkQueuedOnce(q); nextSlot[me] = q
+                    :: me != NOT_POOL && isInTurn && nextSlot[me] == NONE ->
+                        checkQueuedOnce(q); nextSlot[me] = q;
+                        if
+                        :: FILL_WAKES_NOBODY -> skip
+                        :: else -> PLOCK; popIdleWorker(woken); PUNLOCK
+                        fi
                     :: me != NOT_POOL && !(isInTurn && nextSlot[me] == NONE) && freeCount == 0 && ownQ[me].n < LCAP ->
                         localPush(me, q)                                  /* pushLocal, both reads: 0 */
                     :: else ->
@@ -908,7 +955,11 @@ inline syncCall(q, id, me, w, via, left, a, woken) {
 
 /* Item 1's body, on the pool thread t: B.async 5, (JOB) enqueueJob(J), then B.sync 6. */
 inline bodyOfItem1(t, a, woken, via2, left2) {
-#ifdef NESTED
+#ifdef ENDLESS
+    asyncCall(QB, 5, t, a, woken);
+end_endless:
+    false                                                                 /* the item never ends */
+#elif defined(NESTED)
     asyncCall(QB, 5, t, a, woken);
 #ifdef JOB
     pushLocal(QJ, t, false, took, woken, 30);                                 /* PoolCore.enqueueJob */
@@ -1095,9 +1146,35 @@ inline goIdle(t, act) {
     WAIT_RELEASING(pmutex, wakeUpWaits[t])
 }
 
+/* PoolCore.doze, the pool's lock held: PoolState.goDozing (the idle stack, dozingCount += 1, and
+ * watchingCount += 1, which the model reads as dozingN), then the timed wait [D1]. */
+inline goDoze(t, act) {
+    isWoken[t] = false; idleStack[idleN] = t; idleN++;
+    looking[t] = false; nLooking--;
+    dozing[t] = true; dozingN++; reached(43);
+    act = ACT_DOZE;
+    PUNLOCK_FOR_WAIT;
+    WAIT_RELEASING(pmutex, wakeUpWaits[t])
+}
+
+/* PoolState.endDozing for a doze whose time passed: the thread takes itself off the idle stack. */
+inline removeIdle(t) {
+    tj = 0;
+    do
+    :: tj < idleN && idleStack[tj] != t -> tj++
+    :: else -> break
+    od;
+    assert(tj < idleN);
+    do
+    :: tj + 1 < idleN -> idleStack[tj] = idleStack[tj + 1]; tj++
+    :: else -> break
+    od;
+    idleN--; idleStack[idleN] = 0; tj = 0
+}
+
 /* One look for work, with the pool's lock held (PoolCore.lookForWork): the run queue's head,
  * else this thread's own ring, else (counted in freeCount first) the head of another thread's
- * ring (stealHalf), else another thread's `next` slot; found nothing: leave, spin, or sleep
+ * ring (stealHalf); `next` slots only a watcher takes ([P5]); found nothing: leave, watch, or sleep
  * (threadMain: retireIfSurplus, maySpin, goIdle, in the same lock hold). One step: a push to a
  * ring and its second read of freeCount (one step too, [O3]) fall before or after it; the
  * interleavings that split them only add a tell that finds the work already taken (README,
@@ -1122,18 +1199,6 @@ inline look(t, act, cur, ran) {
         od;
         tj = 0;
 #endif
-#ifndef MUTANT_PRIVATE_NEXT
-#ifndef MUTANT_NO_STEAL
-        tj = 0;                                                           /* takeNext */
-        do
-        :: tj < NT && cur == NONE ->
-            if :: tj != t && nextSlot[tj] != NONE -> cur = nextSlot[tj]; nextSlot[tj] = NONE; reached(17) :: else -> skip fi;
-            tj++
-        :: else -> break
-        od;
-        tj = 0;
-#endif
-#endif
         skip
     fi;
 #ifdef MUTANT_FREE_AFTER_SCAN
@@ -1146,28 +1211,94 @@ inline look(t, act, cur, ran) {
 #endif
 }
 
-/* The end of a look, the lock held: found -> run it (no longer counted free); else leave (a
- * surplus thread, or the pool stops), spin, or sleep. */
+/* Whether another thread's `next` slot holds a queue (read after the add to freeCount, or after
+ * the watcher's spinningCount -= 1: Dekker's with [M2]). */
+#define otherNextFilled(t) (((t) != 0 && nextSlot[0] != NONE) || ((t) != 1 && nextSlot[1] != NONE) \
+    || ((t) != 2 && nextSlot[2] != NONE))
+#if defined(MUTANT_NO_STEAL) || defined(MUTANT_PRIVATE_NEXT)
+#define MUST_WATCH(t) false
+#else
+#define MUST_WATCH(t) (spinningCount + dozingN == 0 && otherNextFilled(t))
+#endif
+
+/* A watch window begins: the slots filled now are seen (their fills will have waited a window). */
+inline seeNextSlots(t) {
+    sawTurnover[t] = false;
+    seenNext[t] = ((t != 0 && nextSlot[0] != NONE) -> 1 : 0) + ((t != 1 && nextSlot[1] != NONE) -> 2 : 0);
+    seenNext[t] = seenNext[t] + ((t != 2 && nextSlot[2] != NONE) -> 4 : 0)
+}
+
+/* PoolCore.wakeWatcherIfNeeded, the lock held, when this thread takes work: a `next` slot holds a
+ * queue and nobody is left to watch -> an idle thread is woken (it will watch). */
+inline wakeWatcherIfNeeded(t, woken) {
+#if !defined(MUTANT_NO_STEAL) && !defined(MUTANT_PRIVATE_NEXT)
+    if :: spinningCount + dozingN == 0 && otherNextFilled(t) -> popIdleWorker(woken); reached(42) :: else -> skip fi
+#else
+    skip
+#endif
+}
+
+/* The end of a look, the lock held: found -> run it (no longer counted free; a watcher woken if
+ * needed); else leave (a surplus thread, or the pool stops), watch, or sleep. */
 inline lookDecides(t, act, cur, ran) {
     if
     :: cur != NONE ->                                                     /* found */
+        dozeNext[t] = false;
         if :: isFree[t] -> isFree[t] = false; freeCount-- :: else -> skip fi;
-        act = ACT_RUN; PUNLOCK
+        wakeWatcherIfNeeded(t, woken);
+        act = ACT_RUN; PUNLOCK;
+        /* the signal after unlocking, in the same step (the woken thread's wait ends on isWoken,
+         * set under the lock, with or without it) */
+        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
     :: else ->
         if
         :: threadsShouldLeave || threadCount - blockedCount > WIDTH ->     /* retireIfSurplus */
             reachedIf(!threadsShouldLeave, 15); reachedIf(threadsShouldLeave, 16);
             threadCount--; looking[t] = false; nLooking--; isFree[t] = false; freeCount--;
             changedWaits = false;                                         /* changed.broadcast() */
-            act = ACT_LEAVE; PUNLOCK
+            wakeWatcherIfNeeded(t, woken);                                /* it was woken to watch, maybe */
+            act = ACT_LEAVE; PUNLOCK;
+            if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
+        :: dozeNext[t] && !ran ->
+            /* the last watch saw only turnover: a doze, then a watch (threadMain) */
+            dozeNext[t] = false; goDoze(t, act)
         :: else ->
+            dozeNext[t] = false;
             if
-            /* PoolState.maySpin: at most half the threads (at least one) watch at a time */
-            :: ran && spinningCount < MAY_SPIN -> ran = false; spinningCount++; act = ACT_SPIN; PUNLOCK  /* spinBeforeSleeping */
+            /* PoolState.maySpin: at most half the threads (at least one) watch at a time; a thread
+             * watches after a stretch of work, and while a `next` slot holds a queue that nobody
+             * watches (mustWatch). The window begins: the slots filled now are seen. */
+            :: (ran || MUST_WATCH(t)) && spinningCount < MAY_SPIN ->
+                ran = false; spinningCount++; act = ACT_SPIN; seeNextSlots(t); PUNLOCK  /* spinBeforeSleeping */
             :: else -> ran = false; goIdle(t, act)
             fi
         fi
     fi
+}
+
+/* [P5]'s steal: the first other slot whose fill this watcher has seen for a whole window. */
+inline stealNextAfterPatience(t, cur) {
+#if !defined(MUTANT_NEVER_STEAL) && !defined(MUTANT_NO_STEAL) && !defined(MUTANT_PRIVATE_NEXT)
+    tj = 0;
+    do
+    :: tj < NT && cur == NONE ->
+#ifdef MUTANT_STEAL_EARLY
+        /* takes any filled slot, patience or not */
+        if :: tj != t && nextSlot[tj] != NONE ->
+#else
+        if :: tj != t && nextSlot[tj] != NONE && ((seenNext[t] >> tj) & 1) ->
+#endif
+            assertLocality((seenNext[t] >> tj) & 1);
+            cur = nextSlot[tj]; emptyNext(tj); reached(17)
+        :: else -> skip
+        fi;
+        tj++
+    :: else -> break
+    od;
+    tj = 0
+#else
+    skip
+#endif
 }
 
 /* The top of threadMain's loop: this thread's own work, without the lock [P0], unless the run
@@ -1220,7 +1351,7 @@ inline poolThread(t) {
                 };
                 break
             :: atomic { nextSlot[t] != NONE ->                            /* [P2] takeNext */
-                    cur = nextSlot[t]; nextSlot[t] = NONE; hops++; reached(20) };
+                    cur = nextSlot[t]; emptyNext(t); hops++; reached(20) };
                 if
                 :: atomic { true ->                                       /* [P3] dueHint > 0 */
                     /* due delayed work waits at the run queue's head: time is not modelled, so
@@ -1250,10 +1381,25 @@ inline poolThread(t) {
         /* out of the window, straight to sleep: the run queue is not looked at again */
         atomic { PLOCK; spinningCount--; goIdle(t, act) }
 #else
-        /* [P5] the window ends: spinBeforeSleeping returns with the lock (stopSpinning), and
-         * threadMain looks again in the same lock hold (holdsLock): nothing can change in
-         * between. Its ring is empty: only its owner fills it, and it found it empty. */
-        atomic { PLOCK; spinningCount--; assert(ownQ[t].n == 0); look(t, act, cur, ran) }
+        /* [P5] the window ends: a fill seen at its start and still there has waited the patience:
+         * the watcher takes it (stealNext's compare-and-swap; first slot first), returns with the
+         * lock (stopSpinning) and runs it; else threadMain looks again in the same lock hold
+         * (holdsLock): nothing can change in between. Its ring is empty: only its owner fills it,
+         * and it found it empty. */
+        atomic {
+            PLOCK; spinningCount--; assert(ownQ[t].n == 0);
+            stealNextAfterPatience(t, cur);
+            if
+            :: cur != NONE ->
+                if :: isFree[t] -> isFree[t] = false; freeCount-- :: else -> skip fi;
+                seenNext[t] = 0; sawTurnover[t] = false; wakeWatcherIfNeeded(t, woken); act = ACT_RUN; PUNLOCK
+            :: else ->
+                /* sawOnlyTurnover: the watch ends (the code: after two patiences) */
+                dozeNext[t] = sawTurnover[t]; sawTurnover[t] = false;
+                seenNext[t] = 0; look(t, act, cur, ran)
+            fi
+        };
+        if :: woken != 0 -> signalWoken(woken) :: else -> skip fi
 #endif
     :: act == ACT_IDLE ->
 end_idle:
@@ -1266,6 +1412,34 @@ end_idle:
             if
             :: !isWoken[t] -> PUNLOCK_FOR_WAIT; WAIT_RELEASING(pmutex, wakeUpWaits[t])
             :: else -> look(t, act, cur, ran)
+            fi
+        }
+    :: act == ACT_DOZE ->
+end_doze:
+        /* [D1] the timed wait's return: woken (off the idle stack already), or its deadline passed
+         * (the model has no clock: at any time) -> PoolState.endDozing (a timed-out dozer takes
+         * itself off the idle stack and will look), watchingCount -= 1, then (the lock held) a
+         * look, and a watch after it (ranSinceSpinning). MUTANT_DOZE_FOREVER: no deadline. */
+        atomic {
+#ifdef MUTANT_DOZE_FOREVER
+            WOKEN(wakeUpWaits[t], isWoken[t]) -> noteSpurious(wakeUpWaits[t]);
+            PLOCK;
+            if
+            :: !isWoken[t] -> PUNLOCK_FOR_WAIT; WAIT_RELEASING(pmutex, wakeUpWaits[t])
+            :: else ->
+#else
+            PLOCK;
+            if
+            :: true ->
+#endif
+                wakeUpWaits[t] = false;
+                dozing[t] = false; dozingN--;
+                if
+                :: !isWoken[t] -> removeIdle(t); looking[t] = true; nLooking++; freeLook[t] = true; reached(44)
+                :: else -> skip
+                fi;
+                ran = true;
+                look(t, act, cur, ran)
             fi
         }
     :: act == ACT_LEAVE -> break
@@ -1482,7 +1656,10 @@ active proctype Controller() {
          || ((nextSlot[0] != NONE || ownQ[0].n > 0) && !looking[0]) \
          || ((nextSlot[1] != NONE || ownQ[1].n > 0) && !looking[1]) \
          || ((nextSlot[2] != NONE || ownQ[2].n > 0) && !looking[2]))
-#define wastedNow (idleN > 0 && runQ.n + nextWaiting + localWaiting > freeLookers)
+/* Bounded: the `next` slots need one watcher between them (a watcher takes any fill that waits
+ * the patience, and keeps watching while a slot is filled); the run queue and the rings need a
+ * looker each, as before. */
+#define wastedNow (idleN > 0 && (runQ.n + localWaiting > freeLookers || (nextWaiting > 0 && freeLookers + dozingN == 0)))
 active proctype Monitor() {
 end_watching:
     atomic {

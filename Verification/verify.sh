@@ -14,10 +14,11 @@
 #  3. Mutants: each deliberate bug must be rejected with a counterexample, on the property it
 #     targets alone. A mutant that passes fails this script.
 #
-# pool.pml models the pool of branch pool32 (30e2188): a `next` slot and a lock-free own run
-# queue per pool thread, the pool's run queue under its mutex, Dekker's hand-over on `freeCount`
-# between a push and a thread becoming free, steals, the blocking wrapper's drain, the hop limit's
-# requeue (README, "The pooled mode").
+# pool.pml models the pool of branch pool32 (30e2188) with hop39's bounded work conservation: a
+# `next` slot and a lock-free own run queue per pool thread, the pool's run queue under its mutex,
+# Dekker's hand-overs on `freeCount` (a push, a thread becoming free) and `watchingCount` (a `next`
+# fill, a watcher leaving), steals of own run queues, a watcher that takes a `next` queue after the
+# patience, the blocking wrapper's drain, the hop limit's requeue (README, "The pooled mode").
 # Time: 557 s wall (127 checks, 1,069 s of CPU) on this 2-core machine with JOBS=2, load average
 # 1-3.5 (README, "State counts"); the pool's probes share one pan per configuration
 # (PROBE_RUNTIME, flock; without flock each probe compiles its own).
@@ -337,6 +338,9 @@ section "== the pooled mode, nested with a task job: item 1's body makes B.async
 pcheck safety pass "pool-job/NONE: assertions, no invalid end state" -DNESTED -DJOB -DEND_NONE -DSMALL -DCHECK_ALL
 pcheck ltl:everyAcceptedItemRuns pass "pool-job/NONE: LTL everyAcceptedItemRuns (weak fairness)" \
     -DNESTED -DJOB -DEND_NONE -DSMALL -DCHECK_ALL
+section "== the pooled mode, an endless item: item 1's body makes B.async 5 (into its next slot), then never ends (no P1)"
+pcheck ltl:nextTakenDuringEndlessItem pass "pool-endless/NONE: LTL nextTakenDuringEndlessItem (weak fairness)" \
+    -DNESTED -DENDLESS -DEND_NONE -DSMALL -DCHECK_ALL
 
 section "== the pooled mode: reachability (what the pooled mode adds; the queue's own scenarios are probed above)"
 pprobe() {  # number, switches, description: one pan per set of switches (PROBE_RUNTIME)
@@ -352,8 +356,9 @@ pprobe 14 "-DEND_NONE" "suspend interrupts a turn's batch"
 pprobe 15 "-DNESTED -DEND_NONE" "a surplus thread retires after the blocked one is back"
 pprobe 16 "-DEND_POOL" "the pool's threads leave at its shutdown"
 pprobe 12 "-DNESTED -DEND_NONE" "a blocking pool thread moves its next queue to the run queue"
-pprobe 17 "-DNESTED -DEND_NONE" "a thread out of work steals another thread's next queue"
-pprobe 18 "-DNESTED -DEND_NONE" "a next queue filled while a thread is free is published and wakes it"
+pprobe 17 "-DNESTED -DEND_NONE" "a watcher takes another thread's next queue after the patience"
+pprobe 18 "-DNESTED -DEND_NONE" "a next fill while a thread is free and none watches wakes an idle one to watch"
+pprobe 19 "-DNESTED -DEND_NONE" "a next fill while a thread watches wakes nobody"
 pprobe 20 "-DNESTED -DEND_NONE" "a hop: the next queue runs on the same thread"
 pprobe 21 "-DNESTED -DEND_NONE" "a hop chain ends early: due delayed work waits at the run queue's head"
 pprobe 40 "-DNESTED -DEND_NONE" "a hop chain at its limit: the next queue goes to the run queue's tail (requeue)"
@@ -366,6 +371,8 @@ pprobe 38 "-DEND_NONE" "a thread takes its own run queue's head without the lock
 pprobe 36 "-DEND_NONE" "a look under the lock takes the thread's own run queue's head"
 pprobe 37 "-DEND_NONE" "a thread out of work steals from another thread's own run queue"
 pprobe 34 "-DNESTED -DJOB -DEND_NONE -DSMALL" "a blocking pool thread moves its own run queue (the job) to the run queue"
+pprobe 43 "-DNESTED -DEND_NONE" "a watcher that saw only turnover dozes"
+pprobe 44 "-DNESTED -DEND_NONE" "a doze's time passes: the dozer takes itself off the idle stack and looks"
 
 section "== the pooled mode: mutants"
 pmutant() {  # name, kind, expected report, switches, property flag, description
@@ -376,7 +383,9 @@ pmutant WAKE_IGNORES_PENDING asserts 'queuedOnce' "-DEND_NONE" CHECK_POOL "sched
 pmutant SPIN_NO_RECHECK asserts 'notLost' "-DEND_NONE" CHECK_POOL "sleeps after spinning, run queue unseen"
 pmutant SPIN_NO_RECHECK ltl:everyAcceptedItemRuns "$cycle" "-DNESTED -DEND_NONE" "" "sleeps after spinning, run queue unseen"
 pmutant PRIVATE_NEXT asserts 'conserving' "-DNESTED -DEND_NONE" CHECK_WORK_CONSERVING "the first version: a private next slot, never published nor stolen"
-pmutant NO_STEAL asserts 'conserving' "-DNESTED -DEND_NONE" CHECK_WORK_CONSERVING "a thread out of work does not steal next queues"
+pmutant NO_STEAL asserts 'conserving' "-DNESTED -DEND_NONE" CHECK_WORK_CONSERVING "a thread out of work neither watches nor takes next queues"
+pmutant NEVER_STEAL ltl:nextTakenDuringEndlessItem "$cycle" "-DNESTED -DENDLESS -DEND_NONE -DSMALL" "" "a watcher never takes a next queue, however long it waits"
+pmutant STEAL_EARLY asserts 'seenNext' "-DNESTED -DEND_NONE" CHECK_LOCALITY "a free thread takes a next queue before its patience"
 pmutant CHECK_BEFORE_FILL asserts 'conserving' "-DNESTED -DEND_NONE" CHECK_WORK_CONSERVING "the filler reads freeCount before it stores next"
 pmutant NEXT_KEPT_WHILE_BLOCKING asserts 'notLost' "-DNESTED -DEND_NONE" CHECK_POOL "blocks with a queue in its next slot"
 pmutant LOCAL_NO_RECHECK asserts 'conserving' "-DEND_NONE" CHECK_WORK_CONSERVING "a push to the own run queue does not read freeCount again"

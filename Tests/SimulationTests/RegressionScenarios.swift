@@ -19,19 +19,81 @@ enum RegressionScenarios {
     /// thread, not after the turn (`private-next`: the pool's first, private `next` slot). The
     /// pool's work-conservation invariant fails at the step a queue waits while a thread idles.
     static let workPostedFromATurnRunsOnAFreeThread: @Sendable () -> Void = {
-        let pool = WorkerPool(threads: 2, label: "sim-wc")
-        let a = SerialQueue(label: "sim-wc-a", pool: pool)
-        let b = SerialQueue(label: "sim-wc-b", pool: pool)
+        RegressionScenarios.postFromALongItem(label: "sim-wc", waitForIdleThreads: false, readsTheClock: true, steps: 2_000)
+    }
+
+    /// A queue left in a pool thread's `next` slot while that thread runs an endless item is taken
+    /// by the other thread, asleep when the queue was made runnable: the fill wakes it to watch,
+    /// and it takes the queue after the patience (`next-never-stolen`: the watcher never takes it,
+    /// and the item's bounded loop gives up; `next-stolen-early`: the watcher takes it at once, and
+    /// the pool's invariant reports a steal before the patience in virtual time). Liveness and
+    /// locality of the bounded delay.
+    static let nextQueueOfAnEndlessItemIsTakenByAnIdleThread: @Sendable () -> Void = {
+        RegressionScenarios.postFromALongItem(label: "sim-endless", waitForIdleThreads: true, readsTheClock: false, steps: 20_000)
+    }
+
+    /// A queue left in a pool thread's `next` slot while the other thread dozes (its watch beside
+    /// a ping-pong saw only turnover) is taken once the doze ends: a ping-pong between a and b
+    /// runs until the free thread dozes (at most 400 hops), then a's item makes c runnable and
+    /// goes on, reading the clock, until c ran (`doze-without-deadline`: the doze lasts until a
+    /// wake-up that the `next` fill never sends, and the item gives up). The bound of work
+    /// conservation while the free threads doze (`PoolCore.dozeNanoseconds`).
+    static let nextQueueLeftDuringADozeIsTaken: @Sendable () -> Void = {
+        let pool = WorkerPool(threads: 2, label: "sim-doze")
+        let a = SerialQueue(label: "sim-doze-a", pool: pool)
+        let b = SerialQueue(label: "sim-doze-b", pool: pool)
+        let c = SerialQueue(label: "sim-doze-c", pool: pool)
+        let ranC = ScenarioBox(false)
+        // The test's thread waits here without touching the pool (a sync into a or b would send a
+        // queue to the run queue, and the watch would end for it instead of for turnover).
+        let finished = ConditionLock(false)
+        // Runs on `here`, in its turn: the next hop, or (once the other thread dozes) the long item.
+        @Sendable func hop(_ count: Int, here: SerialQueue, there: SerialQueue) {
+            guard pool._dozingThreadCount == 0 && count < 400 else {
+                c.async { ranC.value = true }
+                var reads = 0
+                while !ranC.value && reads < 2_000 {
+                    _ = MonotonicInstant.now()
+                    reads += 1
+                }
+                Simulation.check(ranC.value, "c's work waited \(reads) clock reads of a long item while the other thread dozed")
+                finished.withLockThenBroadcast { $0 = true }
+                return
+            }
+            there.async { hop(count + 1, here: there, there: here) }
+        }
+        a.async { hop(0, here: a, there: b) }
+        let ended = finished.wait(until: .now() + .seconds(60)) { $0 ? true : nil }
+        Simulation.check(ended != nil, "the ping-pong did not end within 60 s of virtual time")
+        c.sync {}
+    }
+
+    /// On a pool of 2 threads (both asleep first, with `waitForIdleThreads`), a's item makes b
+    /// runnable (into its thread's `next` slot) and goes on until b's work ran on the other
+    /// thread: it fails after `steps` steps, each a clock read (µs of virtual time) or, without
+    /// `readsTheClock`, a look at the pool under its lock (then only the other thread's clock reads
+    /// move virtual time: the pool's locality check measures b's wait on the watcher's clock).
+    static func postFromALongItem(label: String, waitForIdleThreads: Bool, readsTheClock: Bool, steps limit: Int) {
+        let pool = WorkerPool(threads: 2, label: label)
+        let a = SerialQueue(label: "\(label)-a", pool: pool)
+        let b = SerialQueue(label: "\(label)-b", pool: pool)
+        var waits = 0
+        while waitForIdleThreads && pool._idleThreadCount < 2 && waits < 5_000 {
+            _ = MonotonicInstant.now()
+            waits += 1
+        }
+        Simulation.check(
+            !waitForIdleThreads || pool._idleThreadCount == 2, "the pool's threads did not both fall asleep (\(waits) clock reads)")
         let ran = ScenarioBox(false)
         a.async {
             b.async { ran.value = true }
-            // a's work goes on: b must not wait for it while the other thread is free.
-            var reads = 0
-            while !ran.value && reads < 2_000 {
-                _ = MonotonicInstant.now()
-                reads += 1
+            // a's work goes on: b must not wait for it (beyond the patience) while the other thread is free.
+            var steps = 0
+            while !ran.value && steps < limit {
+                if readsTheClock { _ = MonotonicInstant.now() } else { _ = pool._runQueueCount }
+                steps += 1
             }
-            Simulation.check(ran.value, "b's work waited \(reads) clock reads for a's turn while a thread was free")
+            Simulation.check(ran.value, "b's work waited \(steps) steps of a's item while a thread was free")
         }
         a.sync {}
         b.sync {}

@@ -3,12 +3,13 @@ import Synchronization
 /// The engine of a `WorkerPool`: its threads, the run queue of runnable serial queues, and its
 /// timer. Queue cores and pool threads retain it; the public `WorkerPool` only starts and stops it.
 ///
-/// Where work waits: in each pool thread's `next` slot and own run queue (`PoolWorker.local`),
-/// which its thread fills and takes from without any lock while every other thread is busy; and
-/// in the pool's run queue (the injection queue, under the mutex), for work from outside the
-/// pool, for due delayed work, and for work made runnable while a pool thread is free. A thread
-/// out of work looks at the run queue, then steals half of another thread's own run queue, then
-/// a `next` slot.
+/// Where work waits: in each pool thread's `next` slot (filled by its own turns, whether or not
+/// another thread is free) and own run queue (`PoolWorker.local`, while every other thread is
+/// busy), which its thread fills and takes from without any lock; and in the pool's run queue
+/// (the injection queue, under the mutex), for work from outside the pool, for due delayed work,
+/// and for other work made runnable while a pool thread is free. A thread out of work looks at
+/// the run queue, then steals half of another thread's own run queue; a `next` queue it takes
+/// only after watching it wait `nextPatienceNanoseconds` (`spinBeforeSleeping`).
 ///
 /// Locking: the pool's mutex is a leaf. A queue's mutex may be held while taking it (a `sync`
 /// caller telling the pool it blocks), never the other way round: the pool never takes a queue's
@@ -17,7 +18,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// The most items one turn takes from a queue, so one busy queue cannot hold a thread for long.
     static let batchLimit = 64
     /// The most same-thread hops through `next` in a row before the thread looks at the run queue
-    /// (due delayed work waiting there ends a chain at once: see `runTurns`).
+    /// while other work waits (due delayed work waiting there ends a chain at once: see `runTurns`).
     static let consecutiveHopLimit = 64
     /// A pooled queue's FIFO starts this small: many thousands of them may exist at once.
     static let initialQueueCapacity = 1
@@ -32,6 +33,25 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     #else
     static let looksPerClockRead = 16
     #endif
+    /// How long a queue waits in a busy thread's `next` slot before a watching thread takes it:
+    /// the bound of the pool's work conservation (runnable work never waits longer while a thread
+    /// is free, plus the watcher's own scheduling). Below a wake-up's cost (a futex wake and a
+    /// sleeping core's start: 5-50 µs on these VMs) and far above a hop (a few hundred ns), so a
+    /// chain of hops stays on its thread and work that a long item holds up moves within 5 µs
+    /// (Go waits about 3 µs before it steals a `runnext`).
+    static let nextPatienceNanoseconds: UInt64 = 5_000
+    /// How long a watch that saw only turnover lasts at least: two patiences, so a fill that stays
+    /// in its slot from the watch's first look is taken before it ends.
+    static let turnoverWatchNanoseconds: UInt64 = 2 * nextPatienceNanoseconds
+    /// How long a free thread dozes after a watch that saw only turnover (every fill it watched
+    /// was taken by its owner within the patience: a chain of hops on that thread, which it must
+    /// not take). Without the doze a free thread beside a ping-pong would watch for as long as the
+    /// ping-pong lasts: a whole core. With it, it watches `turnoverWatchNanoseconds` out of every
+    /// doze plus watch (by design; under load, the watcher mostly takes the chain instead: see the
+    /// "Actor hops" article), and a queue left in a `next` slot
+    /// behind an item that does not end waits at most the doze (plus the timed wait's lateness)
+    /// plus the watch: the work-conservation bound while the free threads doze.
+    static let dozeNanoseconds: UInt64 = 50_000
 
     let label: String
     let mutex = PthreadMutex()
@@ -50,6 +70,13 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// Counts the times a thread told the free ones about work in its own run queue, under the
     /// lock; watching threads look again when it changes.
     private let localWorkNotices = SeamAtomic<Int>(0)
+    /// `state.spinningCount`, stored under the lock, read without it by a thread filling its
+    /// `next` slot: a watcher will take the queue after its patience, so nobody need be woken.
+    private let watchingCount = SeamAtomic<Int>(0)
+    #if SERIAL_SIMULATION
+    /// Ghost: set when a watcher took a `next` queue before its patience (`checkStealIsPatient`).
+    @exclusivity(unchecked) var earlySteal: String? = nil
+    #endif
     #if SERIAL_LOCK_STATISTICS
     /// Turns and task jobs run, for lock acquisitions per unit of work (an instrumented build).
     let turnsRun = Atomic<Int>(0)
@@ -111,12 +138,13 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         if shouldLeave { self.timers.stop() }
     }
 
-    /// A queue has work and no owner. From a pool thread's own turn, while no other thread is
-    /// free, it goes to that thread's `next` slot (it runs there after the turn, or a thread that
-    /// runs out of work steals it), or to its own run queue if `next` is taken; from outside the
-    /// pool, or while a thread is free, to the run queue's tail, waking an idle thread unless a
-    /// spinning one will look. Work conservation: the calling work may go on for long, so a
-    /// queue is counted on it only while no other thread could run the queue.
+    /// A queue has work and no owner. From a pool thread's own turn, it goes to that thread's
+    /// `next` slot (it runs there after the turn: locality), or to its own run queue if `next` is
+    /// taken; from outside the pool to the run queue's tail, waking an idle thread unless a
+    /// spinning one will look. A `next` fill wakes nobody while no other thread is free or one
+    /// already watches; otherwise it wakes an idle thread to watch, which takes the queue if it
+    /// waits there longer than `nextPatienceNanoseconds` (the calling work may go on for long:
+    /// work conservation, as a bound).
     func makeRunnable(_ core: QueueCore) {
         guard let worker = CurrentQueueStack.current.poolWorker, worker.pool === self else {
             return self.enqueue(core)  // from outside the pool
@@ -127,10 +155,14 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         defer { worker.isPublishing = false }
         #endif
         worker.fillNext(core)
-        // Dekker with `lookForWork`: stored, then read; a free thread stores, then reads `next`.
+        // Dekker with a thread becoming free (it adds to `freeCount`, then reads every `next`) and
+        // with a watcher leaving (it subtracts from `watchingCount`, then reads every `next`).
         guard self.freeCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
-        guard let published = worker.takeNext() else { return }  // a thief has it already
-        self.enqueue(published)
+        guard self.watchingCount.load(ordering: .sequentiallyConsistent) == 0 else { return }
+        self.mutex.lock()
+        let idle = self.state.nextWatcherCount == 0 ? self.state.wakeIdleWorker() : nil
+        self.mutex.unlock()
+        idle?.wakeUp.signal()
     }
 
     /// A queue whose turn left work goes back behind the work waiting: at the run queue's tail
@@ -272,6 +304,10 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         // Held from a spin or a wake-up (and from the start) into the next look: a thread that
         // stopped watching or was woken looks before anything else can change.
         var holdsLock = true
+        var leavingWakes: PoolWorker? = nil
+        // Set when this thread's last watch saw only turnover: with a `next` slot still filled,
+        // it dozes instead of watching again at once.
+        var sawOnlyTurnover = false
         self.mutex.lock()
         self.state.addWorker(worker)
         while true {
@@ -293,21 +329,52 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 holdsLock = true
             }
             if let runnable = self.lookForWork(on: worker, isFree: &isFree) {
+                let idle = self.wakeWatcherIfNeeded(besides: worker)
                 self.mutex.unlock()
                 holdsLock = false
+                idle?.wakeUp.signal()
                 self.run(runnable, on: worker, stack: stack)
                 ranSinceSpinning = true
                 continue
             }
-            if self.state.retireIfSurplus() { break }
-            if ranSinceSpinning {
-                // Once per stretch of work, never while idle: an idle pool causes no wake-ups.
-                ranSinceSpinning = false
-                if self.state.maySpin {
-                    self.spinBeforeSleeping()
-                    continue  // look again, under the lock
-                }
+            if self.state.retireIfSurplus() {
+                // A thread woken to watch a `next` slot hands the watch on as it leaves.
+                leavingWakes = self.wakeWatcherIfNeeded(besides: worker)
+                break
             }
+            // Once per stretch of work, never while idle (an idle pool causes no wake-ups); and
+            // while a `next` slot holds a queue that nobody watches (work conservation).
+            // After a watch that saw only turnover (a chain of hops runs on another thread), it
+            // dozes, then watches again: whether a slot is filled at this instant says little
+            // (the chain empties it at every hop), and waking for each fill would cost the chain.
+            if sawOnlyTurnover && !ranSinceSpinning {
+                sawOnlyTurnover = false
+                self.doze(worker)
+                ranSinceSpinning = true  // it watches once more, then sleeps if nothing turns over
+                continue  // look again, under the lock
+            }
+            sawOnlyTurnover = false
+            let mustWatch = self.state.nextWatcherCount == 0 && self.anyNextIsFilled(besides: worker)
+            if ((ranSinceSpinning && self.state.spinsAfterWork) || mustWatch) && self.state.maySpin {
+                ranSinceSpinning = false
+                let watch = self.spinBeforeSleeping(on: worker)
+                sawOnlyTurnover = watch.sawOnlyTurnover
+                if let stolen = watch.stolen {
+                    if isFree {
+                        isFree = false
+                        self.freeCount.subtract(1, ordering: .sequentiallyConsistent)
+                    }
+                    let idle = self.wakeWatcherIfNeeded(besides: worker)
+                    self.mutex.unlock()
+                    holdsLock = false
+                    idle?.wakeUp.signal()
+                    self.run(.queue(stolen), on: worker, stack: stack)
+                    ranSinceSpinning = true
+                    continue
+                }
+                continue  // look again, under the lock
+            }
+            ranSinceSpinning = false
             self.state.goIdle(worker)
             while !worker.isWoken {
                 worker.wakeUp.wait(releasing: self.mutex)
@@ -318,6 +385,7 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         self.changed.broadcast()
         self.mutex.unlock()
         for other in leaving.wake { other.wakeUp.signal() }
+        leavingWakes?.wakeUp.signal()
         if leaving.poolStops { self.timers.stop() }
         stack.poolWorker = nil
     }
@@ -339,9 +407,10 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     }
 
     /// Under the lock: the run queue's head, else this thread's own work, else half of another
-    /// thread's own run queue, else a queue stolen from a `next` slot. Before it looks at other
-    /// threads' work the thread counts itself free (so a later push goes to the run queue, or
-    /// tells it), and it stays counted until it finds work.
+    /// thread's own run queue (`next` slots are taken only by a watcher, after its patience).
+    /// Before it looks at other threads' work the thread counts itself free (so a later push goes
+    /// to the run queue, or tells it, and a later `next` fill wakes a watcher), and it stays
+    /// counted until it finds work.
     private func lookForWork(on worker: PoolWorker, isFree: inout Bool) -> PoolRunnable? {
         #if SERIAL_SIMULATION
         worker.willLook = false
@@ -356,14 +425,6 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 if let stolen = other.local.stealHalf(into: worker.local) {
                     found = stolen.runnable
                     break
-                }
-            }
-            if found == nil {
-                for other in self.state.workers {
-                    if let stolen = other.takeNext() {
-                        found = .queue(stolen)
-                        break
-                    }
                 }
             }
         }
@@ -383,7 +444,9 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// and this thread looks at its head, so due work waits for the rest of one turn, not for a
     /// chain. At the hop limit: the `next` queue goes behind the work waiting (`requeue`), so the
     /// queues in this thread's own run queue get their turns too (were it sent to the run queue's
-    /// head for this thread to look at, a chain would come straight back and starve them).
+    /// head for this thread to look at, a chain would come straight back and starve them); with
+    /// nothing waiting in either, the chain goes on (a move to the pool's run queue would hand it
+    /// to a watching thread: a hop across cores every 64 hops).
     private func runTurns(startingWith core: QueueCore, on worker: PoolWorker, stack: CurrentQueueStack) {
         worker.isInTurn = true
         var current = core
@@ -401,8 +464,12 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                 break
             }
             if hops >= Self.consecutiveHopLimit {
-                self.requeue(next, from: worker)
-                break
+                // Nothing waits that the chain could starve: it goes on, on this thread.
+                guard worker.local.isEmpty && self.runnableHint.load(ordering: .relaxed) == 0 else {
+                    self.requeue(next, from: worker)
+                    break
+                }
+                hops = 0
             }
             current = next
         }
@@ -410,24 +477,52 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     }
 
     #if SERIAL_SIMULATION
-    /// Threads of this pool out of work sleep at once, without watching the run queue first.
+    /// Threads of this pool out of work sleep at once, without watching the run queue first
+    /// (unless a `next` slot holds a queue that nobody watches).
     func neverSpin() {
         self.mutex.withLock { self.state.spinsInSimulation = false }
     }
     #endif
 
-    /// Watches the run queue without the lock for a few microseconds. Called and returns with
-    /// the mutex held; the caller looks at the run queue again afterwards.
+    /// Under the lock: whether another thread's `next` slot holds a queue (read after this
+    /// thread counted itself free, or stopped watching: Dekker's with `makeRunnable`).
+    private func anyNextIsFilled(besides worker: PoolWorker) -> Bool {
+        self.state.workers.contains { $0 !== worker && $0.nextWord != 0 }
+    }
+
+    /// Under the lock, when this thread takes work: if a `next` slot holds a queue and nobody is
+    /// left to watch it, an idle thread to wake (it will watch).
+    private func wakeWatcherIfNeeded(besides worker: PoolWorker) -> PoolWorker? {
+        guard self.state.nextWatcherCount == 0, self.anyNextIsFilled(besides: worker) else { return nil }
+        return self.state.wakeIdleWorker()
+    }
+
+    /// Watches the run queue and the other threads' `next` slots without the lock: for a few
+    /// microseconds, and for as long as a `next` slot holds a queue. A queue that stays in one
+    /// `next` slot (the same fill: its word is tagged) for `nextPatienceNanoseconds` is taken and
+    /// returned, to run now. Called and returns with the mutex held; with no queue returned, the
+    /// caller looks at the run queue again.
     ///
     /// It does not `sched_yield` while it watches: a watching thread counts as one that will look
     /// (enqueuing wakes no idle thread for it), so a watcher that gave its core to another
     /// process's thread left runnable queues waiting for a timeslice (measured under load:
     /// pooled `sync_contended` 1,224–18,942 ns yielding, 210–444 not).
-    private func spinBeforeSleeping() {
+    ///
+    /// A watch that saw fills turn over (taken by their owners within the patience) and took none
+    /// ends after `turnoverWatchNanoseconds` (`sawOnlyTurnover`): the caller then dozes rather than
+    /// watch a chain of hops for as long as it lasts.
+    private func spinBeforeSleeping(on worker: PoolWorker) -> (stolen: QueueCore?, sawOnlyTurnover: Bool) {
         self.state.startSpinning()
+        self.watchingCount.add(1, ordering: .sequentiallyConsistent)
         let notices = self.localWorkNotices.load(ordering: .relaxed)
+        let workers = self.state.workers  // a copy (no allocation): the array may change under the lock
         self.mutex.unlock()
-        let deadline = ClockReads.monotonicNanoseconds() &+ Self.spinWindowNanoseconds
+        let start = ClockReads.monotonicNanoseconds()
+        let deadline = start &+ Self.spinWindowNanoseconds
+        var sawTurnover = false
+        // The fill watched: its slot's owner, its word, and when this thread first saw it.
+        var watched: (owner: PoolWorker, word: UInt, since: UInt64)? = nil
+        var stolen: QueueCore? = nil
         watching: while true {
             for _ in 0..<Self.looksPerClockRead {
                 if self.runnableHint.load(ordering: .acquiring) != 0
@@ -436,10 +531,61 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                     break watching
                 }
             }
-            if ClockReads.monotonicNanoseconds() >= deadline { break }
+            let now = ClockReads.monotonicNanoseconds()
+            if let fill = watched, fill.owner.nextWord == fill.word {
+                #if SERIAL_SIMULATION
+                worker.watchedReads += 1
+                #endif
+                if now &- fill.since >= Self.nextPatienceNanoseconds {
+                    #if SERIAL_SIMULATION
+                    self.checkStealIsPatient(from: fill.owner)
+                    #endif
+                    stolen = fill.owner.stealNext(ifStill: fill.word)
+                    if stolen != nil { break }
+                    watched = nil
+                }
+            } else {
+                if watched != nil { sawTurnover = true }  // its owner took it (or a watcher did)
+                watched = nil
+                #if SERIAL_SIMULATION
+                worker.watchedReads = 0
+                #endif
+                for other in workers where other !== worker {
+                    let word = other.nextWord
+                    if word != 0 {
+                        watched = (other, word, now)
+                        break
+                    }
+                }
+            }
+            if watched == nil && now >= deadline { break }
+            if sawTurnover && now &- start >= Self.turnoverWatchNanoseconds { break }
         }
+        #if SERIAL_SIMULATION
+        worker.watchedReads = 0
+        #endif
         self.mutex.lock()
         self.state.stopSpinning()
+        self.watchingCount.subtract(1, ordering: .sequentiallyConsistent)
+        return (stolen, stolen == nil && sawTurnover)
+    }
+
+    /// Under the lock: sleeps idle for `dozeNanoseconds`, or until woken, counted meanwhile as a
+    /// watcher of the `next` slots (`watchingCount`, `PoolState.dozingCount`), so a `next` fill
+    /// wakes nobody. Returns with the lock held; the caller looks for work, then watches if a
+    /// slot is still filled. The add to `watchingCount` comes after this thread read the slots
+    /// (`mustWatch`) with the lock held: a fill in between that saw no watcher waits for the lock,
+    /// then finds this thread dozing (`nextWatcherCount`).
+    private func doze(_ worker: PoolWorker) {
+        self.state.goDozing(worker)
+        self.watchingCount.add(1, ordering: .sequentiallyConsistent)
+        let wakeAt = ClockReads.monotonicNanoseconds() &+ Self.dozeNanoseconds
+        while !worker.isWoken && ClockReads.monotonicNanoseconds() < wakeAt {
+            worker.wakeUp.wait(releasing: self.mutex, until: MonotonicInstant(nanoseconds: wakeAt))
+        }
+        self.state.endDozing(worker)
+        // Dekker's with `makeRunnable`, as when a watch ends: the caller reads the slots next.
+        self.watchingCount.subtract(1, ordering: .sequentiallyConsistent)
     }
 
     // MARK: Stopping

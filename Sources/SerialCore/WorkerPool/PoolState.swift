@@ -39,6 +39,10 @@ struct PoolState {
     /// Threads watching the run queue for a few microseconds before sleeping: enqueuing for
     /// them needs no wake-up.
     private(set) var spinningCount = 0
+    /// Idle threads that doze: a watch saw only the `next` slots' turnover (their owners took
+    /// their fills in time), so they sleep for `PoolCore.dozeNanoseconds` (or until woken) and
+    /// then watch again. They stand for watchers: a `next` fill wakes nobody for them.
+    private(set) var dozingCount = 0
     /// Queues whose delayed work fell due, waiting at the head of the run queue (they are its
     /// first `dueAtHead` entries: put there with `ahead`, and taken first). A thread running a
     /// chain of `next` hops ends it while this is positive.
@@ -101,16 +105,21 @@ struct PoolState {
     /// half the pool's threads (at least one) already do. More watchers would only take the
     /// cores from the threads producing the work they watch for (Go's scheduler keeps its
     /// spinning threads to half the busy processors for the same reason).
-    var maySpin: Bool {
+    var maySpin: Bool { self.spinningCount < max(1, self.width / 2) }
+
+    /// Whether a thread that has just run out of work watches before it sleeps. A `next` slot
+    /// that holds a queue nobody watches is watched whatever this says (work conservation).
+    var spinsAfterWork: Bool {
         #if SERIAL_SIMULATION
-        if !self.spinsInSimulation { return false }
+        return self.spinsInSimulation
+        #else
+        return true
         #endif
-        return self.spinningCount < max(1, self.width / 2)
     }
 
     #if SERIAL_SIMULATION
-    /// Off for a simulation run's own task pool (`SimulationTasks`): spinning is a performance
-    /// choice, and each window was tens of scheduling points of every async run.
+    /// Off for a simulation run's own task pool (`SimulationTasks`): spinning after work is a
+    /// performance choice, and each window was tens of scheduling points of every async run.
     var spinsInSimulation = true
     #endif
 
@@ -139,6 +148,27 @@ struct PoolState {
         worker.isWoken = false
         self.idleWorkers.append(worker)
     }
+
+    /// A watcher that saw only turnover dozes: idle (anyone may wake it), but counted as one
+    /// that will watch the `next` slots again when its doze ends.
+    mutating func goDozing(_ worker: PoolWorker) {
+        self.goIdle(worker)
+        self.dozingCount += 1
+    }
+
+    /// A doze ended: woken (already off the idle list), or its time passed (it leaves the idle
+    /// list itself, and will look for work).
+    mutating func endDozing(_ worker: PoolWorker) {
+        self.dozingCount -= 1
+        guard !worker.isWoken else { return }
+        self.idleWorkers.removeAll { $0 === worker }
+        #if SERIAL_SIMULATION
+        worker.willLook = true
+        #endif
+    }
+
+    /// Threads that watch the `next` slots now (spinning) or after a doze.
+    var nextWatcherCount: Int { self.spinningCount + self.dozingCount }
 
     /// Wakes the most recently idle worker, if any (it will look for work).
     mutating func wakeIdleWorker() -> PoolWorker? {

@@ -6,6 +6,17 @@ extension WorkerPool {
         self.core.mutex.withLock { self.core.state.runQueue.count }
     }
 
+    /// How many pool threads sleep idle (not watching: asleep until woken).
+    package var _idleThreadCount: Int {
+        self.core.mutex.withLock { self.core.state.idleWorkers.count }
+    }
+
+    /// How many pool threads doze (idle for `PoolCore.dozeNanoseconds` after a watch that saw only
+    /// turnover, then they watch again).
+    package var _dozingThreadCount: Int {
+        self.core.mutex.withLock { self.core.state.dozingCount }
+    }
+
     /// Whether `queue` waits in the pool's run queue for a thread.
     package func _runQueueHolds(_ queue: SerialQueue) -> Bool {
         self.core.mutex.withLock {

@@ -15,7 +15,7 @@ struct RowPlan: Sendable {
         "timers_lateness_precise_p99", "timers_wakeups_coalesced",
         "timers_rearm_100k", "timers_repeating_drift", "timers_memory_10m",
         "idle_wakeups", "countdown_tick_100k", "sleep_cancel_1m", "deadline_100k",
-        "actor_call_same_executor", "actor_roundtrip", "task_spawn_1m",
+        "actor_call_same_executor", "actor_roundtrip", "actor_chain_8", "conservation_delay_p99", "task_spawn_1m",
     ]
 
     static let all: [RowPlan] = [
@@ -86,5 +86,5 @@ struct RowPlan: Sendable {
             return [p50, p99]
         },
     ] + PoolRows.plans + TimerRows.plans + TimerPrecisionRows.plans + TimerRearmRows.plans + TimerMemoryRows.plans
-        + CountdownRows.plans + AsyncTimeRows.plans + ActorHopRows.plans + ActorRows.plans + TimerRows.lastPlans
+        + CountdownRows.plans + AsyncTimeRows.plans + ActorHopRows.plans + PoolLocalityRows.plans + ActorRows.plans + TimerRows.lastPlans
 }
