@@ -105,7 +105,11 @@ struct StallWatchdogAttackTests {
             runningThreshold: .milliseconds(20), waitingThreshold: .milliseconds(20), checkInterval: .milliseconds(1)
         ) { reports.add($0) }
         defer { watchdog.stop() }
-        let queue = mode.queue(label: "att-both-\(mode)")
+        // Its own pool: on the shared test pool the long item itself may wait for a thread
+        // (other tests hold them) and be reported as waiting too, rightly.
+        let pool = WorkerPool(threads: 2, label: "att-both")
+        let queue =
+            mode == .pooled ? SerialQueue(label: "att-both-\(mode)", pool: pool) : mode.queue(label: "att-both-\(mode)")
         watchdog.watch(queue)
         let started = TestSemaphore()
         let release = TestSemaphore()
@@ -257,6 +261,9 @@ struct StallWatchdogAttackTests {
         if path == .sync {
             #expect(reports.all.first?.threadID == callerThread.withLock { $0 }, "the sync caller's thread is not named")
         }
+        #expect(
+            await eventually(timeout: .seconds(20)) { watchdog._isAsleep && queue._isArmed(for: watchdog) },
+            "\(path): idle again, the queue was not armed again before the watchdog slept")
     }
 
     /// A `sync` caller waiting on a suspended pooled (or dedicated) queue wakes the sleeping
@@ -358,5 +365,303 @@ struct StallWatchdogAttackTests {
             #expect(armed, "round \(round): a watched idle queue was never armed (the watchdog sleeps without it)")
             if !armed { return }
         }
+    }
+
+    /// A dedicated queue released while armed: its thread ends, and the watchdog it held stops
+    /// cleanly afterwards.
+    @Test func aQueueReleasedWhileArmedLeavesNoThreadAndTheWatchdogStops() {
+        let label = "att-rel-\(UInt16.random(in: 0...UInt16.max))"
+        let watchdog = StallWatchdog(runningThreshold: .seconds(3600), checkInterval: .milliseconds(1)) { _ in }
+        do {
+            let queue = SerialQueue(label: label)
+            watchdog.watch(queue)
+            #expect(eventually(timeout: .seconds(20)) { watchdog._isAsleep && queue._isArmed(for: watchdog) })
+            #expect(currentThreadNames().contains(label))
+        }
+        #expect(eventually(timeout: .seconds(20)) { !currentThreadNames().contains(label) }, "a released armed queue kept its thread")
+        #expect(watchdog._isAsleep)
+        watchdog.stop()
+    }
+
+    // MARK: Several watchdogs on one queue
+
+    /// Three watchdogs with different thresholds on one queue: each reports the stall once;
+    /// one stops watching, one stops, the third still wakes and reports the next stall alone,
+    /// and the other two are no longer armed on the queue.
+    @Test(arguments: QueueMode.allCases)
+    func threeWatchdogsOnOneQueueEachReportOnceAndStopOnTheirOwn(mode: QueueMode) {
+        let reports = (0..<3).map { _ in Reports() }
+        let dogs = (0..<3).map { index in
+            StallWatchdog(
+                runningThreshold: .milliseconds(20 * (index + 1)), waitingThreshold: .seconds(3600),
+                checkInterval: .milliseconds(1)
+            ) { reports[index].add($0) }
+        }
+        defer { for dog in dogs { dog.stop() } }
+        let queue = mode.queue(label: "att-three-\(mode)")
+        for dog in dogs { dog.watch(queue) }
+        #expect(eventually(timeout: .seconds(20)) { dogs.allSatisfy { $0._isAsleep && queue._isArmed(for: $0) } })
+        let release = TestSemaphore()
+        queue.async { _ = release.wait(timeout: .seconds(30)) }
+        for index in 0..<3 {
+            #expect(reports[index].arrived.wait(timeout: .seconds(20)), "watchdog \(index) did not report the stall")
+        }
+        for dog in dogs { #expect(Self.looks(30, of: dog)) }
+        release.signal()
+        queue.sync {}
+        #expect(reports.map(\.all.count) == [1, 1, 1], "\(reports.map(\.all))")
+        dogs[0].stopWatching(queue)
+        dogs[1].stop()
+        #expect(eventually(timeout: .seconds(20)) { dogs[2]._isAsleep && queue._isArmed(for: dogs[2]) })
+        #expect(!queue._isArmed(for: dogs[0]), "armed for a watchdog that stopped watching it")
+        #expect(!queue._isArmed(for: dogs[1]), "armed for a stopped watchdog")
+        let again = TestSemaphore()
+        queue.async { _ = again.wait(timeout: .seconds(30)) }
+        #expect(reports[2].arrived.wait(timeout: .seconds(20)), "the remaining watchdog did not wake for the second stall")
+        again.signal()
+        queue.sync {}
+        #expect(reports.map(\.all.count) == [1, 1, 2], "\(reports.map(\.all))")
+    }
+
+    // MARK: Released queues, stop, and a look under way
+
+    /// A queue released while a look holds its copy (dedicated: its thread joined; pooled: the
+    /// look may hold the last reference): the look ends, no crash, the watchdog sleeps.
+    @Test(arguments: QueueMode.allCases)
+    func aQueueReleasedDuringALookIsDroppedCleanly(mode: QueueMode) async {
+        let watchdog = StallWatchdog(runningThreshold: .seconds(3600), checkInterval: .milliseconds(1)) { _ in }
+        defer { watchdog.stop() }
+        let box = LockedValue<SerialQueue?>(mode.queue(label: "att-gone-\(mode)"))
+        let failure = await StallWatchdogArmingTests.holdingALook(
+            of: watchdog, begin: { box.withLock { $0 }.map { watchdog.watch($0) } }
+        ) {
+            let queue = box.withLock { held in
+                defer { held = nil }
+                return held
+            }
+            _ = consume queue  // the last reference outside the look
+        }
+        #expect(failure == nil, "\(failure ?? "")")
+        #expect(await eventually(timeout: .seconds(20)) { watchdog._isAsleep }, "never slept after the released queue")
+        let looks = watchdog._lookCount
+        let clock = LookClock()
+        #expect(clock.wait(looks: 50))
+        clock.stop()
+        #expect(watchdog._lookCount == looks, "kept looking at a released queue")
+    }
+
+    /// `stop()` from another thread while a look is held, with `watch` and `stopWatching` during
+    /// that look: `stop` returns once the look ends, and no queue stays armed for the stopped
+    /// watchdog (so their lock-free doors reopen); a `watch` after `stop` arms nothing.
+    @Test(arguments: QueueMode.allCases)
+    func stopDuringALookWithWatchAndStopWatchingLeavesNothingArmed(mode: QueueMode) async {
+        let watchdog = StallWatchdog(runningThreshold: .milliseconds(20), checkInterval: .milliseconds(1)) { _ in }
+        let first = mode.queue(label: "att-stop1-\(mode)")
+        let second = mode.queue(label: "att-stop2-\(mode)")
+        let third = mode.queue(label: "att-stop3-\(mode)")
+        let other = mode.queue(label: "att-stop4-\(mode)")
+        watchdog.watch(other)
+        #expect(await eventually(timeout: .seconds(20)) { other._isArmed(for: watchdog) })
+        let sampling = TestSemaphore()
+        let proceed = TestSemaphore()
+        let stopped = TestSemaphore()
+        let held = TestFlag()
+        watchdog._setLookHook { phase in
+            guard case .willSample(let queues) = phase, queues > 1, !held.isSet else { return }
+            held.set()
+            sampling.signal()
+            _ = proceed.wait(timeout: .seconds(30))
+        }
+        let outcome = await offThePool { () -> String? in
+            let result = LockedValue<String?>(nil)
+            runThreads(2) { index in
+                if index == 0 {
+                    watchdog.watch(first)
+                    guard sampling.wait(timeout: .seconds(20)) else {
+                        result.withLock { $0 = "the watchdog never looked at two queues" }
+                        proceed.signal()
+                        return
+                    }
+                    // The stopper starts now; give it the lock-free part of stop() first.
+                    stopped.signal()
+                    watchdog.watch(second)
+                    watchdog.stopWatching(first)
+                    proceed.signal()
+                } else {
+                    _ = stopped.wait(timeout: .seconds(20))
+                    watchdog.stop()  // waits for the held look to end
+                }
+            }
+            return result.withLock { $0 }
+        }
+        #expect(outcome == nil, "\(outcome ?? "")")
+        for queue in [first, second, other] {
+            #expect(!queue._isArmed(for: watchdog), "\(queue.label) armed for a stopped watchdog")
+        }
+        watchdog.watch(third)
+        #expect(!third._isArmed(for: watchdog), "a watch after stop armed the queue")
+        for queue in [first, second, third, other] { queue.sync {} }
+        watchdog._setLookHook(nil)
+    }
+
+    /// `stop()` and `watch()` from two threads at once, many times: whichever comes first, no
+    /// queue is left armed for the stopped watchdog.
+    @Test(arguments: QueueMode.allCases)
+    func stopRacingWatchLeavesNothingArmed(mode: QueueMode) async {
+        let queues = (0..<2).map { mode.queue(label: "att-race-\(mode)-\($0)") }
+        let leftArmed = await offThePool { () -> Int in
+            var armed = 0
+            for _ in 0..<200 {
+                let watchdog = StallWatchdog(runningThreshold: .seconds(3600), checkInterval: .nanoseconds(1)) { _ in }
+                watchdog.watch(queues[0])
+                runThreads(2) { index in
+                    if index == 0 { watchdog.stop() } else { watchdog.watch(queues[1]) }
+                }
+                if queues.contains(where: { $0._isArmed(for: watchdog) }) { armed += 1 }
+            }
+            return armed
+        }
+        #expect(leftArmed == 0, "\(leftArmed) of 200 stopped watchdogs left a queue armed")
+    }
+
+    // MARK: The report closure calls back
+
+    final class Holder: @unchecked Sendable {  // set before any report
+        weak var watchdog: StallWatchdog? = nil
+        var queues: [SerialQueue] = []
+    }
+
+    /// The report stops watching the stalled queue: it is not armed afterwards and its next
+    /// stall is not reported (100 ms of a look clock, threshold 20 ms).
+    @Test(arguments: QueueMode.allCases)
+    func aReportThatStopsWatchingItsQueue(mode: QueueMode) {
+        let holder = Holder()
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .milliseconds(20), waitingThreshold: .seconds(3600), checkInterval: .milliseconds(1)
+        ) { stall in
+            holder.watchdog?.stopWatching(holder.queues[0])
+            reports.add(stall)
+        }
+        defer { watchdog.stop() }
+        let queue = mode.queue(label: "att-rep-unwatch-\(mode)")
+        holder.watchdog = watchdog
+        holder.queues = [queue]
+        watchdog.watch(queue)
+        let release = TestSemaphore()
+        queue.async { _ = release.wait(timeout: .seconds(30)) }
+        #expect(reports.arrived.wait(timeout: .seconds(20)))
+        release.signal()
+        queue.sync {}
+        #expect(eventually(timeout: .seconds(20)) { watchdog._isAsleep })
+        #expect(!queue._isArmed(for: watchdog), "armed for a watchdog its report stopped watching it")
+        let clock = LookClock()
+        defer { clock.stop() }
+        let again = TestSemaphore()
+        queue.async { _ = again.wait(timeout: .seconds(30)) }
+        #expect(clock.wait(looks: 100))
+        again.signal()
+        queue.sync {}
+        #expect(reports.all.count == 1, "an unwatched queue was reported: \(reports.all)")
+    }
+
+    /// The report stops watching its queue and watches it again: still watched, armed once idle,
+    /// and its next stall reported.
+    @Test(arguments: QueueMode.allCases)
+    func aReportThatStopsWatchingAndWatchesAgain(mode: QueueMode) {
+        let holder = Holder()
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .milliseconds(20), waitingThreshold: .seconds(3600), checkInterval: .milliseconds(1)
+        ) { stall in
+            holder.watchdog?.stopWatching(holder.queues[0])
+            holder.watchdog?.watch(holder.queues[0])
+            reports.add(stall)
+        }
+        defer { watchdog.stop() }
+        let queue = mode.queue(label: "att-rep-rewatch-\(mode)")
+        holder.watchdog = watchdog
+        holder.queues = [queue]
+        watchdog.watch(queue)
+        for round in 1...2 {
+            let release = TestSemaphore()
+            queue.async { _ = release.wait(timeout: .seconds(30)) }
+            #expect(reports.arrived.wait(timeout: .seconds(20)), "round \(round): no report")
+            release.signal()
+            queue.sync {}
+            #expect(
+                eventually(timeout: .seconds(20)) { watchdog._isAsleep && queue._isArmed(for: watchdog) },
+                "round \(round): the re-watched queue is not armed under the sleeping watchdog")
+        }
+        // The re-watch restarts detection: a stall still running when watched again is new to
+        // it, so a stall may be reported again per re-watch; at least one per round.
+        #expect(reports.all.count >= 2, "\(reports.all)")
+    }
+
+    /// The report watches a second queue, already stalled: that stall is reported too.
+    @Test(arguments: QueueMode.allCases)
+    func aReportThatWatchesAnotherStalledQueue(mode: QueueMode) {
+        let holder = Holder()
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .milliseconds(20), waitingThreshold: .seconds(3600), checkInterval: .milliseconds(1)
+        ) { stall in
+            if stall.queueLabel.hasSuffix("first") { holder.watchdog?.watch(holder.queues[1]) }
+            reports.add(stall)
+        }
+        defer { watchdog.stop() }
+        let first = mode.queue(label: "att-rep-\(mode)-first")
+        let second = mode.queue(label: "att-rep-\(mode)-second")
+        holder.watchdog = watchdog
+        holder.queues = [first, second]
+        let release = TestSemaphore()
+        let started = TestSemaphore()
+        second.async {
+            started.signal()
+            _ = release.wait(timeout: .seconds(30))
+        }
+        #expect(started.wait(timeout: .seconds(20)))
+        watchdog.watch(first)
+        first.async { _ = release.wait(timeout: .seconds(30)) }
+        #expect(reports.arrived.wait(timeout: .seconds(20)), "the first stall was not reported")
+        #expect(reports.arrived.wait(timeout: .seconds(20)), "the stall of the queue watched from the report was not reported")
+        release.signal(2)
+        first.sync {}
+        second.sync {}
+        #expect(Set(reports.all.map(\.queueLabel)) == ["att-rep-\(mode)-first", "att-rep-\(mode)-second"], "\(reports.all)")
+    }
+
+    /// The report stops the watchdog, then watches and stops watching: no crash, no further
+    /// report, nothing left armed.
+    @Test(arguments: QueueMode.allCases)
+    func aReportThatStopsThenWatches(mode: QueueMode) {
+        let holder = Holder()
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .milliseconds(20), waitingThreshold: .milliseconds(20), checkInterval: .milliseconds(1)
+        ) { stall in
+            holder.watchdog?.stop()
+            holder.watchdog?.watch(holder.queues[1])
+            holder.watchdog?.stopWatching(holder.queues[0])
+            reports.add(stall)
+        }
+        let first = mode.queue(label: "att-rep-stop-\(mode)")
+        let second = mode.queue(label: "att-rep-stop2-\(mode)")
+        holder.watchdog = watchdog
+        holder.queues = [first, second]
+        watchdog.watch(first)
+        let release = TestSemaphore()
+        first.async { _ = release.wait(timeout: .seconds(30)) }
+        first.async {}  // a waiting stall too: two stalls in one look, the second must not be reported
+        #expect(reports.arrived.wait(timeout: .seconds(20)))
+        let clock = LookClock()
+        #expect(clock.wait(looks: 50))
+        clock.stop()
+        release.signal()
+        first.sync {}
+        #expect(reports.all.count == 1, "reports after stop(): \(reports.all)")
+        #expect(!first._isArmed(for: watchdog) && !second._isArmed(for: watchdog))
+        holder.watchdog = nil
+        watchdog.stop()
     }
 }
