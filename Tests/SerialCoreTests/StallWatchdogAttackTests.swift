@@ -664,4 +664,133 @@ struct StallWatchdogAttackTests {
         holder.watchdog = nil
         watchdog.stop()
     }
+
+    // MARK: More of "never missed", and a long report
+
+    /// "a long report delays the next look, never a queue": while a report blocks, another
+    /// watched queue (armed, so its work must wake the watchdog) takes work and `sync` at once.
+    @Test(arguments: QueueMode.allCases)
+    func aBlockedReportDoesNotBlockAWatchedQueue(mode: QueueMode) async {
+        let inReport = TestSemaphore()
+        let leaveReport = TestSemaphore()
+        let watchdog = StallWatchdog(
+            runningThreshold: .milliseconds(20), waitingThreshold: .seconds(3600), checkInterval: .milliseconds(1)
+        ) { _ in
+            inReport.signal()
+            _ = leaveReport.wait(timeout: .seconds(30))
+        }
+        defer { watchdog.stop() }
+        let stalled = mode.queue(label: "att-longrep-\(mode)")
+        let other = mode.queue(label: "att-longrep2-\(mode)")
+        watchdog.watch(stalled)
+        watchdog.watch(other)
+        #expect(await eventually(timeout: .seconds(20)) { watchdog._isAsleep && other._isArmed(for: watchdog) })
+        let release = TestSemaphore()
+        stalled.async { _ = release.wait(timeout: .seconds(30)) }
+        let reporting = await offThePool { inReport.wait(timeout: .seconds(20)) }
+        #expect(reporting, "no report")
+        let ran = await offThePool { () -> Bool in
+            let done = TestSemaphore()
+            other.async { done.signal() }
+            other.sync {}
+            watchdog.stopWatching(other)
+            watchdog.watch(other)
+            return done.wait(timeout: .seconds(20))
+        }
+        #expect(ran, "a watched queue waited for a report")
+        leaveReport.signal(10)
+        release.signal()
+        stalled.sync {}
+    }
+
+    /// A `sync` body that took an idle queue through its lock-free door while the watchdog was
+    /// awake (the queue was busy at the last look, so not armed) and then stalls is reported.
+    @Test(arguments: QueueMode.allCases)
+    func aSyncBodyThatCameThroughTheDoorAndStallsIsReported(mode: QueueMode) async {
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .milliseconds(20), waitingThreshold: .seconds(3600), checkInterval: .milliseconds(1)
+        ) { reports.add($0) }
+        defer { watchdog.stop() }
+        let keepAwake = mode.queue(label: "att-door-busy-\(mode)")
+        let queue = mode.queue(label: "att-door-\(mode)")
+        let releaseBusy = TestSemaphore()
+        keepAwake.async { _ = releaseBusy.wait(timeout: .seconds(30)) }
+        let releaseFirst = TestSemaphore()
+        queue.async { _ = releaseFirst.wait(timeout: .milliseconds(5)) }  // sampled busy: not armed
+        watchdog.watch(keepAwake)
+        watchdog.watch(queue)
+        queue.sync {}
+        #expect(Self.looks(2, of: watchdog))
+        let outcome = await offThePool { () -> (Bool, Int32) in
+            let thread = CurrentThreadID.systemID
+            let reported = queue.sync {
+                eventually(timeout: .seconds(20)) { reports.all.contains { $0.queueLabel == "att-door-\(mode)" } }
+            }
+            return (reported, thread)
+        }
+        releaseBusy.signal()
+        keepAwake.sync {}
+        #expect(outcome.0, "a stalled sync body was not reported")
+        let stall = reports.all.first { $0.queueLabel == "att-door-\(mode)" }
+        #expect(stall?.kind == .running)
+        #expect(stall?.threadID == nil || stall?.threadID == outcome.1, "\(String(describing: stall))")
+    }
+
+    /// A `sync` caller handed a busy queue at its turn (the worker waits for the body) and then
+    /// stalling: reported as running on the caller's thread.
+    @Test(arguments: QueueMode.allCases)
+    func aSyncBodyHandedTheQueueAtItsTurnIsReportedWithItsThread(mode: QueueMode) async {
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .milliseconds(20), waitingThreshold: .seconds(3600), checkInterval: .milliseconds(1)
+        ) { reports.add($0) }
+        defer { watchdog.stop() }
+        let queue = mode.queue(label: "att-turn-\(mode)")
+        watchdog.watch(queue)
+        let started = TestSemaphore()
+        let release = TestSemaphore()
+        queue.async {
+            started.signal()
+            _ = release.wait(timeout: .seconds(30))
+        }
+        #expect(started.wait(timeout: .seconds(20)))
+        let callerThread = LockedValue<Int32>(0)
+        let reportedInBody = LockedValue<Bool>(false)
+        await runThreads(2) { index in
+            if index == 0 {
+                let thread = CurrentThreadID.systemID
+                callerThread.withLock { $0 = thread }
+                queue.sync {
+                    let reported = eventually(timeout: .seconds(20)) {
+                        reports.all.contains { $0.kind == .running && $0.threadID == thread }
+                    }
+                    reportedInBody.withLock { $0 = reported }
+                }
+            } else {
+                // Released once the sync call waits in the FIFO: it is handed the queue at its
+                // turn, never through the door.
+                #expect(eventually(timeout: .seconds(20)) { queue.statistics.syncWaits >= 1 }, "the sync call never queued")
+                release.signal()
+            }
+        }
+        #expect(reportedInBody.withLock { $0 }, "the stalled sync body was not reported: \(reports.all)")
+    }
+
+    /// Delayed work pending far ahead is not work: the watchdog sleeps over it.
+    @Test(arguments: QueueMode.allCases)
+    func pendingDelayedWorkCostsNoLooks(mode: QueueMode) {
+        let clock = LookClock()
+        defer { clock.stop() }
+        let watchdog = StallWatchdog(runningThreshold: .milliseconds(20), checkInterval: .milliseconds(1)) { _ in }
+        defer { watchdog.stop() }
+        let queue = mode.queue(label: "att-later-\(mode)")
+        let later = queue.asyncAfter(delay: .seconds(3600)) {}
+        defer { _ = later.cancel() }
+        watchdog.watch(queue)
+        #expect(eventually(timeout: .seconds(20)) { watchdog._isAsleep }, "never slept over a queue with only far delayed work")
+        let looks = watchdog._lookCount
+        #expect(clock.wait(looks: 100))
+        #expect(watchdog._lookCount == looks, "far delayed work cost \(watchdog._lookCount - looks) looks in 100 ms")
+    }
 }
