@@ -142,7 +142,7 @@ struct StallWatchdogAttackTests {
     /// the worker in the same batch as it (both queued while an earlier item ran): it has not
     /// started, yet it is no longer in the FIFO the watchdog samples.
     @Test(
-        .disabled("reproduces bug: work taken in the same batch as a long item waits unreported (dedicated 5/5, pooled 4/5)"),
+        .disabled("reproduces bug: work taken in the same batch as a long item waits unreported (dedicated 10/10; pooled 4/5 on the shared test pool, 5/5 on its own)"),
         arguments: QueueMode.allCases)
     func workTakenInTheSameBatchAsALongItemIsReportedAsWaiting(mode: QueueMode) {
         let reports = Reports()
