@@ -19,7 +19,9 @@ import Crypto
 /// credential, or an older sealed value written back over a newer generation, is refused.
 ///
 /// **Refusals.** A row sealed with a key this coordinator lacks is refused with
-/// `PostgresCoordinatorError.sealedWithUnknownKey`; a row that fails authentication (changed,
+/// `PostgresCoordinatorError.sealedWithUnknownKey`, and so is a sealed row read by a coordinator
+/// whose codec does not seal (it lacks every key; it never takes the ciphertext for the
+/// credential); a row that fails authentication (changed,
 /// copied, or not sealed at all) with `.unsealable`. Rows are opened only when read (`current()`,
 /// and `acquire` answering a newer generation), never while this replica holds a lease, so a
 /// refusal costs no lease: the call fails, nothing is written, and the lease protocol goes on as
@@ -146,10 +148,21 @@ extension PostgresCredentialCoordinator.Codec {
         return try sealing.seal(text, for: row)
     }
 
-    /// The credential stored in `row` as `stored`: opened if the codec seals, then decoded.
+    /// The credential stored in `row` as `stored`: opened if the codec seals, then decoded. A
+    /// codec that does not seal lacks every key: a sealed row is refused, not decoded as the
+    /// credential (its ciphertext would go out as a bearer token).
     func credential(from stored: String, in row: RowIdentity) throws(PostgresCoordinatorError) -> Credential {
-        let text = try self.sealing.map { sealing throws(PostgresCoordinatorError) in try sealing.open(stored, for: row) }
-            ?? stored
+        guard let sealing = self.sealing else {
+            if stored.hasPrefix(CredentialSealing.prefix) {
+                let keyID = stored.dropFirst(CredentialSealing.prefix.count).prefix { $0 != ":" }
+                throw .sealedWithUnknownKey(name: row.name, keyID: String(keyID), known: [])
+            }
+            return try self.decoded(stored, in: row)
+        }
+        return try self.decoded(try sealing.open(stored, for: row), in: row)
+    }
+
+    private func decoded(_ text: String, in row: RowIdentity) throws(PostgresCoordinatorError) -> Credential {
         do {
             return try self.decode(text)
         } catch {

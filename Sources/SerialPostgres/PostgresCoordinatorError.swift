@@ -18,8 +18,9 @@ public enum PostgresCoordinatorError: Error, CustomStringConvertible {
     /// unencrypted connection (`PostgresTLS`). The reason says which.
     case tls(endpoint: String, reason: String)
     /// The stored credential is sealed with a key whose id is none of the coordinator's
-    /// `CredentialSealing` keys (a key not yet deployed here, or retired too early). Nothing was
-    /// written and no lease taken.
+    /// `CredentialSealing` keys (a key not yet deployed here, or retired too early), or the
+    /// coordinator's codec does not seal at all (`known` is then empty). Nothing was written and
+    /// no lease taken.
     case sealedWithUnknownKey(name: String, keyID: String, known: [String])
     /// The stored credential failed authentication: it was changed, copied from another row or
     /// generation, or is not sealed while the coordinator expects it to be. Nothing was written and
@@ -47,8 +48,11 @@ public enum PostgresCoordinatorError: Error, CustomStringConvertible {
         case .tls(let endpoint, let reason):
             return "TLS with PostgreSQL at \(endpoint) failed: \(reason)"
         case .sealedWithUnknownKey(let name, let keyID, let known):
+            let has = known.isEmpty
+                ? "its codec does not seal: use codec.sealed(with:)"
+                : "it has \(known.map { "\"\($0)\"" }.joined(separator: ", "))"
             return "credential \"\(name)\" is sealed with key \"\(keyID)\", which this coordinator does not have "
-                + "(it has \(known.map { "\"\($0)\"" }.joined(separator: ", "))): deploy that key to open it"
+                + "(\(has)): deploy that key to open it"
         case .unsealable(let name, let reason):
             return "credential \"\(name)\" in the coordinator's table was refused: \(reason)"
         case .invalidSealingKey(let id, let reason):

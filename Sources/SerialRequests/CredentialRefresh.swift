@@ -14,9 +14,13 @@ import SerialCore
 /// default); each new credential carries the generation its coordinator published it with (one
 /// more than the one it replaced, or more when another holder published meanwhile).
 ///
-/// **Window.** At most `limit` refreshes may start within any `window`; the one after that is
-/// refused (`.limitExceeded`), which turns a server that rejects every new credential into an
-/// error instead of a loop. Refreshes ahead of expiry count too.
+/// **Window.** At most `limit` counted refreshes may start within any `window`; the one after
+/// that is refused (`.limitExceeded`), which turns a server that rejects every new credential into
+/// an error instead of a loop. Not counted: the first refresh, ahead of or at its expiry, of a
+/// credential that was fresh for at least `backgroundInterval` after it was installed
+/// (`lifetimePaysNextRefresh`): its lifetime paced it, so such refreshes come at most one per
+/// `backgroundInterval`. Counted: refreshes raised by a rejection, for a credential never fresh
+/// that long, and further attempts for the same credential (retries after a failure).
 ///
 /// **Lifetime.** When the expiry of the credential is known (`expiresAt`), it is fresh, stale
 /// (within `margin` of it) or expired (see `CredentialFreshness`). A stale credential gets one
@@ -68,10 +72,16 @@ package struct CredentialRefresh<Credential> {
     package private(set) var holdsRequests = false
     /// No background refresh starts before this instant (spacing, and the wait after a failure).
     package private(set) var backgroundNotBefore: MonotonicInstant? = nil
+    /// Whether the current credential's next refresh ahead of or at its expiry is left out of the
+    /// window: it stays fresh for at least `backgroundInterval` from its installation. Spent by
+    /// that refresh, whatever its outcome.
+    package private(set) var lifetimePaysNextRefresh = false
 
+    /// `installedAt`: when `credential` was installed (the queue's creation), for `lifetimePaysNextRefresh`.
     package init(
         credential: Credential, generation: UInt64 = 0, limit: Int, window: Duration,
-        expiresAt: MonotonicInstant? = nil, margin: Duration = .zero, backgroundInterval: Duration = .seconds(5)
+        expiresAt: MonotonicInstant? = nil, margin: Duration = .zero, backgroundInterval: Duration = .seconds(5),
+        installedAt: MonotonicInstant
     ) {
         self.credential = credential
         self.generation = generation
@@ -80,6 +90,13 @@ package struct CredentialRefresh<Credential> {
         self.expiresAt = expiresAt
         self.margin = margin
         self.backgroundInterval = backgroundInterval
+        self.lifetimePaysNextRefresh = self.staysFresh(installedAt: installedAt)
+    }
+
+    /// Whether the current credential is fresh for at least `backgroundInterval` from `now`.
+    private func staysFresh(installedAt now: MonotonicInstant) -> Bool {
+        guard let expiresAt = self.expiresAt else { return false }
+        return now.advanced(by: self.margin).advanced(by: self.backgroundInterval) <= expiresAt
     }
 
     /// Whether a refresh is raised or running.
@@ -90,8 +107,14 @@ package struct CredentialRefresh<Credential> {
         CredentialFreshness.at(now, expiry: self.expiresAt, margin: self.margin)
     }
 
-    /// Records a refresh starting at `now` unless the window is full.
-    private mutating func admit(now: MonotonicInstant) -> Bool {
+    /// Records a refresh starting at `now` unless the window is full; `ofLifetime`: raised by the
+    /// credential's staleness or expiry, which its lifetime may pay for instead of the window.
+    private mutating func admit(now: MonotonicInstant, ofLifetime: Bool = false) -> Bool {
+        if ofLifetime && self.lifetimePaysNextRefresh {
+            self.lifetimePaysNextRefresh = false
+            self.backgroundNotBefore = now.advanced(by: self.backgroundInterval)
+            return true
+        }
         let windowStart = now.advanced(by: .zero - self.window)
         self.history.removeAll { $0 <= windowStart }
         if self.history.count >= self.limit { return false }
@@ -121,7 +144,7 @@ package struct CredentialRefresh<Credential> {
     /// when the window is full. Only when no refresh is active.
     package mutating func raiseForExpiry(now: MonotonicInstant, token: UInt64) -> Bool {
         assert(self.phase == .idle, "a refresh is already active")
-        guard self.admit(now: now) else { return false }
+        guard self.admit(now: now, ofLifetime: true) else { return false }
         self.phase = .waiting(token: token)
         self.holdsRequests = true
         return true
@@ -132,7 +155,7 @@ package struct CredentialRefresh<Credential> {
     package mutating func raiseInBackground(now: MonotonicInstant, token: UInt64) -> Bool {
         guard self.phase == .idle, self.freshness(at: now) == .stale else { return false }
         if let notBefore = self.backgroundNotBefore, now < notBefore { return false }
-        guard self.admit(now: now) else { return false }
+        guard self.admit(now: now, ofLifetime: true) else { return false }
         self.phase = .waiting(token: token)
         self.holdsRequests = false
         return true
@@ -151,10 +174,11 @@ package struct CredentialRefresh<Credential> {
     }
 
     /// Installs `credential` as generation `generation` (default: the next one), expiring at
-    /// `expiresAt`, if `token` is the running refresh's. A generation not newer than the current
-    /// one installs nothing new.
+    /// `expiresAt`, at `now`, if `token` is the running refresh's. A generation not newer than the
+    /// current one installs nothing new.
     package mutating func succeeded(
-        token: UInt64, credential: Credential, generation: UInt64? = nil, expiresAt: MonotonicInstant? = nil
+        token: UInt64, credential: Credential, generation: UInt64? = nil, expiresAt: MonotonicInstant? = nil,
+        now: MonotonicInstant
     ) -> Bool {
         guard self.isRunning(token) else { return false }
         let next = generation ?? self.generation + 1
@@ -162,6 +186,7 @@ package struct CredentialRefresh<Credential> {
             self.credential = credential
             self.generation = next
             self.expiresAt = expiresAt
+            self.lifetimePaysNextRefresh = self.staysFresh(installedAt: now)
         }
         self.phase = .idle
         self.holdsRequests = false

@@ -18,7 +18,8 @@ public enum RequestError: Error, CustomStringConvertible {
     case refreshTimedOut(after: Duration)
     /// Refreshing again would exceed `limit` refreshes within `window`
     /// (`Configuration.refreshLimit`, `.refreshWindow`): the server keeps rejecting fresh
-    /// credentials, so the queue stops instead of looping.
+    /// credentials, or (with a known lifetime) they arrive with less than `refreshMargin` plus
+    /// `retryInterval` of life, so the queue stops instead of looping.
     case refreshLimitExceeded(limit: Int, window: Duration)
     /// The policy said to use the cache, but `Policy.cachedResponse` had nothing for the request.
     case cacheMiss
@@ -48,7 +49,8 @@ public enum RequestError: Error, CustomStringConvertible {
             return "credential refresh did not answer within \(after) (refreshTimeout)"
         case .refreshLimitExceeded(let limit, let window):
             return "credential refresh refused: \(limit) refreshes already ran within \(window) "
-                + "(refreshLimit/refreshWindow); the server keeps rejecting new credentials"
+                + "(refreshLimit/refreshWindow); the server keeps rejecting new credentials, or they arrive "
+                + "with less than refreshMargin + retryInterval of life"
         case .cacheMiss:
             return "the policy asked for the cached response, but the cache had none"
         case .timedOut(let after):

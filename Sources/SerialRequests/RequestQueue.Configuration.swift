@@ -16,7 +16,8 @@ extension RequestQueue {
         public var maximumRedirects: Int
         /// At most this many credential refreshes may start within `refreshWindow`; a refresh
         /// beyond that fails the waiting requests with `RequestError.refreshLimitExceeded`.
-        /// At least 1.
+        /// With a known lifetime, a credential's own refresh ahead of or at its expiry is not
+        /// counted when it stayed fresh for `retryInterval` (see `CredentialLifetime`). At least 1.
         public var refreshLimit: Int
         /// The window `refreshLimit` counts in. Greater than zero.
         public var refreshWindow: Duration

@@ -25,9 +25,18 @@ extension RequestQueue {
     /// that one refresh. A credential that arrives with less than `refreshMargin` left (a margin
     /// longer than its lifetime) is stale from the start: it is used, and replaced in the
     /// background; background refreshes start at least `retryInterval` apart, so such
-    /// credentials cannot make the queue refresh in a loop. `refreshLimit` per `refreshWindow`
-    /// counts every refresh, ahead of expiry or not; when it is reached, a background refresh
-    /// waits for the window instead of failing anything.
+    /// credentials cannot make the queue refresh in a loop.
+    ///
+    /// **The refresh limit.** A credential that stays fresh for at least `retryInterval` after it
+    /// arrives (`lifetime − refreshMargin ≥ retryInterval`) pays for its own refresh: the first
+    /// refresh ahead of or at its expiry is not counted by `refreshLimit`, so tokens of a few
+    /// seconds are refreshed for as long as they come, under the default limit, at most one
+    /// such refresh per `retryInterval`. Counted: refreshes after a rejected request (the loop
+    /// guard), refreshes of a credential fresh for less than that (expired or stale on arrival,
+    /// or a margin too long for it), and retries for the same credential after a failure. When
+    /// the limit is reached, a background refresh waits for the window instead of failing
+    /// anything; one for an expired credential fails the waiting requests with
+    /// `RequestError.refreshLimitExceeded`.
     public struct CredentialLifetime: Sendable {
         /// The instant `credential` expires, on the queue's scheduler's clock (`Scheduling.now`);
         /// `nil` when unknown (that credential is then replaced only after a rejected request).

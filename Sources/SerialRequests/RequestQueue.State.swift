@@ -104,14 +104,16 @@ extension RequestQueue {
 
         init(
             configuration: Configuration, credential: Credential, generation: UInt64 = 0,
-            lifetime: CredentialLifetime? = nil, expiresAt: MonotonicInstant? = nil
+            lifetime: CredentialLifetime? = nil, expiresAt: MonotonicInstant? = nil,
+            now: MonotonicInstant
         ) {
             self.configuration = configuration
             self.lifetime = lifetime
             self.credentials = CredentialRefresh(
                 credential: credential, generation: generation, limit: configuration.refreshLimit,
                 window: configuration.refreshWindow, expiresAt: lifetime == nil ? nil : expiresAt,
-                margin: lifetime?.refreshMargin ?? .zero, backgroundInterval: lifetime?.retryInterval ?? .seconds(5))
+                margin: lifetime?.refreshMargin ?? .zero, backgroundInterval: lifetime?.retryInterval ?? .seconds(5),
+                installedAt: now)
         }
 
         // MARK: Effects hand-off
@@ -334,7 +336,7 @@ extension RequestQueue {
             switch result {
             case .success(let new):
                 guard self.credentials.succeeded(
-                    token: token, credential: new.credential, generation: new.generation, expiresAt: expiresAt)
+                    token: token, credential: new.credential, generation: new.generation, expiresAt: expiresAt, now: now)
                 else {
                     self.statistics.ignoredAnswers += 1
                     return

@@ -114,7 +114,7 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         self.state = LockedValue(
             State(
                 configuration: configuration, credential: credential, generation: credentialGeneration,
-                lifetime: policy.lifetime, expiresAt: policy.lifetime?.expiry(credential)))
+                lifetime: policy.lifetime, expiresAt: policy.lifetime?.expiry(credential), now: scheduler.now))
         // Weak: a long-lived scheduler must not keep released queues alive. Runs at once when the
         // scheduler has already stopped.
         let subscription = scheduler.whenShutDown { [weak self] reason in

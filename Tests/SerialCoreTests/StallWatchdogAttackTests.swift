@@ -141,9 +141,7 @@ struct StallWatchdogAttackTests {
     /// "the queue is busy with something long". Here the item behind the long one was taken by
     /// the worker in the same batch as it (both queued while an earlier item ran): it has not
     /// started, yet it is no longer in the FIFO the watchdog samples.
-    @Test(
-        .disabled("reproduces bug: work taken in the same batch as a long item waits unreported (dedicated 10/10; pooled 4/5 on the shared test pool, 5/5 on its own)"),
-        arguments: QueueMode.allCases)
+    @Test(arguments: QueueMode.allCases)
     func workTakenInTheSameBatchAsALongItemIsReportedAsWaiting(mode: QueueMode) {
         let reports = Reports()
         let watchdog = StallWatchdog(
@@ -336,9 +334,7 @@ struct StallWatchdogAttackTests {
     /// armed once the watchdog sleeps, and its stall reported. The watchdog keys its set by
     /// `ObjectIdentifier` and drops released entries only when it looks; asleep, it keeps the
     /// dead entry, and `watch` of a queue at the same address finds it and does nothing.
-    @Test(
-        .disabled("reproduces bug: a queue watched after a watched one was released is never watched, its stall never reported (stale ObjectIdentifier entry; 5/5 each mode)"),
-        arguments: QueueMode.allCases)
+    @Test(arguments: QueueMode.allCases)
     func aQueueWatchedAfterAnotherWasReleasedIsWatched(mode: QueueMode) {
         let reports = Reports()
         let watchdog = StallWatchdog(

@@ -119,27 +119,29 @@ struct RequestQueueCredentialLifetimeEdgeTests {
     }
 
     /// An outage fills the refresh window with failed background refreshes (limit 3 a minute,
-    /// retried every 5 s); the token expires while it is full: the waiting requests fail once
+    /// retried every 5 s; the token's first refresh is paid by its lifetime, its three retries
+    /// fill the window); the token expires while it is full: the waiting requests fail once
     /// each with `refreshLimitExceeded` (never sent expired), and once the window has room the
     /// next request refreshes and goes out.
     @Test func backgroundRefreshesFillingTheWindowThenTheExpiryFailEachRequestOnceAndRecover() {
         let harness = Harness(
             Self.configuration, lifetime: TokenLifetime(margin: .seconds(30), retryInterval: .seconds(5)))
-        harness.server.state.withLock { $0.refreshScript = [false, false, false, true] }
+        harness.server.state.withLock { $0.refreshScript = [false, false, false, false, true] }
         harness.advance(.seconds(30))
         for second in 30..<60 {
             harness.submit("r\(second)")
             harness.advance(.seconds(1))
         }
         // Each retry 5 s after the failure (20 ms after its start); jitter 0.
-        #expect(self.refreshStarts(harness) == [.seconds(30), .milliseconds(35_020), .milliseconds(40_040)])
+        #expect(self.refreshStarts(harness)
+                == [.seconds(30), .milliseconds(35_020), .milliseconds(40_040), .milliseconds(45_060)])
         for second in 30..<60 { #expect(harness.recorder.only("r\(second)")?.isSuccess == true, "r\(second)") }
-        harness.advance(.seconds(1))  // 61 s: expired, window full until 90 s
+        harness.advance(.seconds(1))  // 61 s: expired, window full until 95.02 s
         harness.submit("late")
         harness.run()
         #expect(harness.sendTimes("late").isEmpty)
         #expect(harness.recorder.results("late").map(\.errorName) == ["refreshLimitExceeded"])
-        harness.advance(.seconds(30))  // 91 s
+        harness.advance(.seconds(35))  // 96 s
         harness.submit("recovered")
         harness.advance(.seconds(1))
         #expect(harness.server.sends.filter { $0.name == "recovered" }.map(\.credential) == [1])

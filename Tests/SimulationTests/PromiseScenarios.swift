@@ -205,17 +205,40 @@ enum PromiseScenarios {
         let idle = SerialQueue(label: "sim-idle")
         let queue = SerialQueue(label: "sim-stalled")
         watchdog.watch(idle)
-        var reads = 0
-        while watchdog._lookCount == 0 && reads < 5_000 {
-            _ = MonotonicInstant.now()
-            reads += 1
-        }
+        waitForFirstLook(of: watchdog)
         watchdog.watch(queue)
         queue.async { Self.pause(.milliseconds(3)) }
         queue.sync {}
         Self.pause(.milliseconds(1))  // looks after the stall ended report nothing more
         watchdog.stop()
         Simulation.check(reports.value == ["sim-stalled"], "a 3 ms stall against a 1 ms threshold was reported \(reports.value)")
+    }
+
+    /// `StallWatchdog` reports "any queue … whose oldest waiting item has not started within
+    /// `waitingThreshold`" (`StallWatchdog.swift`): an item queued behind a long one, from another
+    /// thread, while an earlier item ran (so the worker may take both in one batch, or not), waits
+    /// 3 ms against a 1 ms threshold: reported once as waiting, wherever it waited.
+    static func stallWatchdogReportsAnItemWaitingBehindALongOne(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let reports = ScenarioBox([StallWatchdog.Stall.Kind]())
+            let watchdog = StallWatchdog(
+                runningThreshold: .seconds(60), waitingThreshold: .milliseconds(1), checkInterval: .microseconds(200)
+            ) { reports.value.append($0.kind) }
+            let pool = pooled ? WorkerPool(threads: 2, label: "sim-wait-pool") : nil
+            let queue = pool.map { SerialQueue(label: "sim-waiting", pool: $0) } ?? SerialQueue(label: "sim-waiting")
+            let producer = SerialQueue(label: "sim-waiting-producer")
+            watchdog.watch(queue)
+            queue.async { Self.pause(.microseconds(50)) }
+            producer.async {
+                queue.async { Self.pause(.milliseconds(3)) }  // the long one
+                queue.async {}  // waits behind it
+            }
+            producer.sync {}
+            queue.sync {}
+            watchdog.stop()
+            Simulation.check(reports.value == [.waiting], "an item that waited 3 ms (threshold 1 ms) was reported \(reports.value)")
+            pool?.shutdown()
+        }
     }
 
     // MARK: SerialTimers

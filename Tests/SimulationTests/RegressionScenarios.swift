@@ -101,11 +101,7 @@ enum RegressionScenarios {
         let queue = SerialQueue(label: "sim-watched")
         let watchdog = StallWatchdog(checkInterval: .microseconds(200)) { _ in }
         watchdog.watch(queue)
-        var reads = 0
-        while watchdog._lookCount == 0 && reads < 5_000 {
-            _ = MonotonicInstant.now()
-            reads += 1
-        }
+        waitForFirstLook(of: watchdog)
         watchdog.stopWatching(queue)
         watchdog.stop()  // joins the watchdog's thread: its look has ended
         Simulation.check(!queue._isArmed(for: watchdog), "the queue is still armed for a watchdog that stopped watching it")

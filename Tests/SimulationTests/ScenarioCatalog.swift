@@ -77,6 +77,8 @@ enum ScenarioCatalog {
         CatalogEntry("when-shut-down-once", .random, weight: 1, P.whenShutDownRunsEachHandlerOnce),
         CatalogEntry("bounded-queue-waits-for-room", .random, weight: 1, P.boundedQueueWaitsForRoom),
         CatalogEntry("stall-reported-watched-any-time", .random, weight: 1, P.stallWatchdogReportsAQueueWatchedAtAnyMoment),
+        CatalogEntry("stall-waiting-behind-long-item", .random, weight: 1, P.stallWatchdogReportsAnItemWaitingBehindALongOne(pooled: false)),
+        CatalogEntry("stall-waiting-behind-long-item-pooled", .random, weight: 1, P.stallWatchdogReportsAnItemWaitingBehindALongOne(pooled: true)),
         CatalogEntry("pooled-due-work-in-due-order", .random, weight: 1, P.pooledDueWorkRunsInDueOrder),
         CatalogEntry("pooled-turns-bounded", .random, weight: 1, P.pooledTurnsAreBounded),
         CatalogEntry("timers-fire-in-window", .random, weight: 1, P.timersFireInTheirWindow),
@@ -113,6 +115,7 @@ enum ScenarioCatalog {
         "due-work-lifo": "pooled-due-work-in-due-order",
         "deadline-cancelled-caller": "deadline-outcome-by-cancel-time",
         "watchdog-watch-during-look": "stall-reported-watched-any-time",
+        "watchdog-batch-not-waiting": "stall-waiting-behind-long-item",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }

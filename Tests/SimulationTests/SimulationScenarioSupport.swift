@@ -21,6 +21,16 @@ final class ScenarioLog: @unchecked Sendable {  // simulated threads only, one a
     }
 }
 
+/// Reads the clock (a scheduling point each, 1 µs of virtual time) until `watchdog` has begun
+/// its first look, or 5,000 reads: the look may then be under way or over.
+func waitForFirstLook(of watchdog: StallWatchdog) {
+    var reads = 0
+    while watchdog._lookCount == 0 && reads < 5_000 {
+        _ = MonotonicInstant.now()
+        reads += 1
+    }
+}
+
 /// A hand-off with the classic lost wake-up, built from the seam's own mutex and condition: the
 /// taker checks the flag and waits in two separate critical sections, so a post between them
 /// signals nobody and the taker sleeps forever. The simulator must find it.

@@ -20,6 +20,7 @@ enum UserBugs {
         UserBug(name: "AsyncStream finished while yielding", strategy: .random, buggy: stream(fixed: false), fixed: stream(fixed: true)),
         UserBug(name: "balance checked then debited (actor reentrancy)", strategy: .random, buggy: account(fixed: false), fixed: account(fixed: true)),
         UserBug(name: "task group child outlives its deadline", strategy: .random, buggy: deadline(fixed: false), fixed: deadline(fixed: true)),
+        UserBug(name: "cancellation racing a completion handler", strategy: .random, buggy: cancellation(fixed: false), fixed: cancellation(fixed: true)),
     ]
 
     // MARK: Actor reentrancy: a cache that loads twice
@@ -77,11 +78,7 @@ enum UserBugs {
 
     // MARK: Cancellation racing completion
 
-    /// A download whose completion handler and cancellation both end it: exactly one outcome.
-    /// Not in `all`: under the simulator, runs of it ended `stuck` (a thread blocked outside the
-    /// seam for 30 s, seeds 11, 17, 18, 24, 25, 36 of the buggy version) before one was found;
-    /// `task.cancel()` takes the runtime's lock on the task while another thread may be parked
-    /// inside the task's job (see the article).
+    /// A download whose completion handler and its cancellation race: exactly one outcome.
     static func cancellation(fixed: Bool) -> @Sendable () async -> Void {
         {
             let download = Download(fixed: fixed)
@@ -91,9 +88,10 @@ enum UserBugs {
                     download.start { outcome in resumes.resume(continuation, outcome) }
                 }
             }
-            try? await Task.sleep(for: .milliseconds(10))
-            // Not from `withTaskCancellationHandler`'s `onCancel`: it runs under the runtime's lock
-            // on the task, and a queue operation there can wedge a run (see the article).
+            try? await Task.sleep(for: .milliseconds(10))  // the download is under way
+            download.respond()  // its answer arrives, on the network's queue, as its owner cancels it
+            // Not from `withTaskCancellationHandler`'s `onCancel`: it runs under the runtime's lock on
+            // the task, and a queue operation there can leave a run `stuck` (see the article).
             task.cancel()
             download.cancel()
             let outcome = await task.value
@@ -255,9 +253,11 @@ actor Account {
     }
 }
 
-/// A download on a queue: `start` calls back once it has finished; `cancel` ends it early.
+/// A download on a queue: `start` registers the completion handler, `respond` delivers the
+/// answer from the network's queue, `cancel` ends the download with "cancelled" unless it has ended.
 final class Download: @unchecked Sendable {  // `state` and `completion` are touched only on `queue`
     private let queue = SerialQueue(label: "download")
+    private let network = SerialQueue(label: "network")
     private let fixed: Bool
     private var state = "idle"
     private var completion: (@Sendable (String) -> Void)?
@@ -269,7 +269,10 @@ final class Download: @unchecked Sendable {  // `state` and `completion` are tou
             self.state = "running"
             self.completion = completion
         }
-        _ = self.queue.asyncAfter(delay: .milliseconds(10)) { if self.state == "running" { self.finish("finished") } }
+    }
+
+    func respond() {
+        self.network.async { self.queue.async { if self.state == "running" { self.finish("finished") } } }
     }
 
     func cancel() {

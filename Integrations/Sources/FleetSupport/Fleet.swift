@@ -29,6 +29,11 @@ public struct FleetScenario: Sendable {
     public var pace: Duration = .zero
     /// The whole run's bound: workers still running then are killed and the run fails.
     public var timeout: Duration = .seconds(120)
+    /// The coordinators' TLS: a PEM file of trust roots and the name the server's certificate
+    /// carries (`PostgresTLS.verified`); `nil`: `.automatic`.
+    public var postgresTLS: (trustRoots: String, serverName: String)? = nil
+    /// A file holding `<key id>:<hex>` that every coordinator seals the credential with; `nil`: none.
+    public var sealingKeyFile: String? = nil
 
     public init() {}
 }
@@ -36,6 +41,8 @@ public struct FleetScenario: Sendable {
 /// What a fleet run saw, counted on the server side and by each replica.
 public struct FleetReport: Sendable {
     public var scenario: FleetScenario
+    /// What every replica was told (its name aside): the coordinator's table, TLS and sealing key among it.
+    public var options: FleetWorkerOptions
     /// The authorization server's counts.
     public var server: ServerCounts.RotationCounts
     /// The replicas' reports (a killed replica has none).
@@ -104,11 +111,14 @@ public enum Fleet {
             options.postgresPort = postgres.port
             options.postgresUser = postgres.username
             options.postgresDatabase = postgres.database
+            options.postgresTrustRoots = scenario.postgresTLS?.trustRoots ?? ""
+            options.postgresServerName = scenario.postgresTLS?.serverName ?? ""
+            options.sealingKeyFile = scenario.sealingKeyFile ?? ""
             // Create the table and its row once, before the replicas race to.
             var initial = TokenPair.initial
             if initialExpiresAt > 0 { initial.expiresAt = initialExpiresAt }
             let setup = try await PostgresCredentialCoordinator<TokenPair>.connect(
-                options.postgres, initial: initial, codec: .tokenPair)
+                options.postgres, initial: initial, codec: try options.codec())
             await setup.close()
         }
         let started = ContinuousClock.now
@@ -166,7 +176,7 @@ public enum Fleet {
             takenOver = counts.refreshCalledAt[0].duration(to: counts.refreshCalledAt[1])
         }
         return FleetReport(
-            scenario: scenario, server: counts, workers: reports, failures: failures, recoveredAfter: recovered,
+            scenario: scenario, options: options, server: counts, workers: reports, failures: failures, recoveredAfter: recovered,
             takenOverAfter: takenOver, elapsed: elapsed)
     }
 }

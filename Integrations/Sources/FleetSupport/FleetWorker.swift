@@ -31,6 +31,14 @@ public struct FleetWorkerOptions: Sendable, Codable {
     public var initialExpiresAt: Int64 = 0
     /// The wait between two submissions; 0: all at once.
     public var paceMilliseconds = 0
+    /// A PEM file of trust roots: the coordinator's connections use TLS verified against it
+    /// (`PostgresTLS.verified`); empty: `.automatic` (unencrypted on loopback).
+    public var postgresTrustRoots = ""
+    /// The name the server's certificate must carry, with `postgresTrustRoots`; empty: the host.
+    public var postgresServerName = ""
+    /// A file holding `<key id>:<64 hex digits>`: the stored credential is sealed with that key
+    /// (`CredentialSealing`); empty: stored as text.
+    public var sealingKeyFile = ""
 
     public init() {}
 
@@ -41,7 +49,9 @@ public struct FleetWorkerOptions: Sendable, Codable {
          "--postgres-database", self.postgresDatabase, "--table", self.table, "--requests", "\(self.requests)",
          "--in-flight", "\(self.inFlight)", "--lease-ms", "\(self.leaseMilliseconds)",
          "--timeout-s", "\(self.timeoutSeconds)", "--margin-ms", "\(self.marginMilliseconds)",
-         "--initial-expires-at", "\(self.initialExpiresAt)", "--pace-ms", "\(self.paceMilliseconds)"]
+         "--initial-expires-at", "\(self.initialExpiresAt)", "--pace-ms", "\(self.paceMilliseconds)",
+         "--postgres-trust-roots", self.postgresTrustRoots, "--postgres-server-name", self.postgresServerName,
+         "--sealing-key-file", self.sealingKeyFile]
     }
 
     /// The coordinator's configuration for this replica.
@@ -49,7 +59,18 @@ public struct FleetWorkerOptions: Sendable, Codable {
         .init(
             host: "127.0.0.1", port: self.postgresPort, username: self.postgresUser, database: self.postgresDatabase,
             table: self.table, name: "fleet-api", holder: self.name,
-            leaseDuration: .milliseconds(self.leaseMilliseconds))
+            leaseDuration: .milliseconds(self.leaseMilliseconds),
+            tls: self.postgresTrustRoots.isEmpty
+                ? .automatic
+                : .verified(
+                    trustRoots: .pemFile(path: self.postgresTrustRoots),
+                    serverName: self.postgresServerName.isEmpty ? nil : self.postgresServerName))
+    }
+
+    /// How the replica stores the credential: as text, or sealed with the key in `sealingKeyFile`.
+    public func codec() throws -> PostgresCredentialCoordinator<TokenPair>.Codec {
+        guard !self.sealingKeyFile.isEmpty else { return .tokenPair }
+        return .tokenPair.sealed(with: try CredentialSealing(sealingWith: try FleetSealingKey.read(self.sealingKeyFile)))
     }
 }
 
@@ -99,7 +120,7 @@ public enum FleetWorker {
         switch options.coordinator {
         case .postgres:
             let connected = try await PostgresCredentialCoordinator<TokenPair>.connect(
-                options.postgres, initial: initial, codec: .tokenPair)
+                options.postgres, initial: initial, codec: try options.codec())
             start = try await connected.current()
             postgres = connected
             coordinator = connected

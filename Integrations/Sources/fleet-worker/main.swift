@@ -39,6 +39,12 @@ struct FleetWorkerCommand: ParsableCommand {
     var initialExpiresAt = FleetWorkerOptions().initialExpiresAt
     @Option(name: .customLong("pace-ms"), help: "Milliseconds between submissions; 0: all at once.")
     var paceMilliseconds = FleetWorkerOptions().paceMilliseconds
+    @Option(help: "A PEM file of trust roots: PostgreSQL over TLS verified against it; empty: automatic.")
+    var postgresTrustRoots = FleetWorkerOptions().postgresTrustRoots
+    @Option(help: "The name PostgreSQL's certificate carries, with --postgres-trust-roots; empty: the host.")
+    var postgresServerName = FleetWorkerOptions().postgresServerName
+    @Option(help: "A file holding <key id>:<hex>: the stored credential is sealed with it; empty: not sealed.")
+    var sealingKeyFile = FleetWorkerOptions().sealingKeyFile
 
     func validate() throws {
         guard (1...65_535).contains(self.postgresPort) else {
@@ -76,6 +82,9 @@ struct FleetWorkerCommand: ParsableCommand {
         options.marginMilliseconds = self.marginMilliseconds
         options.initialExpiresAt = self.initialExpiresAt
         options.paceMilliseconds = self.paceMilliseconds
+        options.postgresTrustRoots = self.postgresTrustRoots
+        options.postgresServerName = self.postgresServerName
+        options.sealingKeyFile = self.sealingKeyFile
         return options
     }
 }

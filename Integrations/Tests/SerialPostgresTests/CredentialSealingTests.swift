@@ -8,41 +8,10 @@ import Testing
 /// authenticate is refused without taking or holding a lease.
 @Suite("CredentialSealing", .serialized)
 struct CredentialSealingTests {
-    static func key(_ id: String, _ byte: UInt8) -> CredentialSealing.Key {
-        try! CredentialSealing.Key(id: id, bytes: [UInt8](repeating: byte, count: 32))
-    }
-
-    private func connect(
-        _ configuration: PostgresCredentialCoordinator<String>.Configuration, _ sealing: CredentialSealing?,
-        initial: String = "secret-token-t0"
-    ) async throws -> PostgresCredentialCoordinator<String> {
-        try await PostgresCredentialCoordinator<String>.connect(
-            configuration, initial: initial, codec: sealing.map { .string.sealed(with: $0) } ?? .string)
-    }
-
-    /// The error `body` throws, as a `PostgresCoordinatorError`; records an issue otherwise.
-    private func refusal<T>(
-        _ body: () async throws -> T, sourceLocation: SourceLocation = #_sourceLocation
-    ) async -> PostgresCoordinatorError? {
-        do {
-            let value = try await body()
-            Issue.record("not refused: \(value)", sourceLocation: sourceLocation)
-        } catch let error as PostgresCoordinatorError {
-            return error
-        } catch {
-            Issue.record("refused with another error: \(error)", sourceLocation: sourceLocation)
-        }
-        return nil
-    }
-
-    private func leaseColumns(_ postgres: LocalPostgres, _ table: String) throws -> String {
-        try postgres.sql("SELECT generation, coalesce(lease_holder, 'free'), lease_fence FROM \(table)")
-    }
-
     // MARK: Without a database
 
     @Test func aSealedValueOpensOnlyForItsOwnTableCredentialAndGeneration() throws {
-        let sealing = try CredentialSealing(sealingWith: Self.key("k1", 1))
+        let sealing = try CredentialSealing(sealingWith: sealingKey("k1", 1))
         let row = RowIdentity(table: "t", name: "api", generation: 1)
         let sealed = try sealing.seal("secret-token", for: row)
         #expect(sealed.hasPrefix("sealed:v1:k1:") && !sealed.contains("secret-token"))
@@ -56,11 +25,11 @@ struct CredentialSealingTests {
 
     @Test func aRotatedSealingKeyStillOpensRowsSealedWithTheOlderOne() throws {
         let row = RowIdentity(table: "t", name: "api", generation: 0)
-        let old = try CredentialSealing(sealingWith: Self.key("2026-10", 1)).seal("t0", for: row)
-        let rotated = try CredentialSealing(sealingWith: Self.key("2026-11", 2), alsoOpening: [Self.key("2026-10", 1)])
+        let old = try CredentialSealing(sealingWith: sealingKey("2026-10", 1)).seal("t0", for: row)
+        let rotated = try CredentialSealing(sealingWith: sealingKey("2026-11", 2), alsoOpening: [sealingKey("2026-10", 1)])
         #expect(try rotated.open(old, for: row) == "t0")
         #expect(try rotated.seal("t0", for: row).hasPrefix("sealed:v1:2026-11:"))
-        let retired = try CredentialSealing(sealingWith: Self.key("2026-11", 2))
+        let retired = try CredentialSealing(sealingWith: sealingKey("2026-11", 2))
         do {
             _ = try retired.open(old, for: row)
             Issue.record("opened a row sealed with a key it does not have")
@@ -75,7 +44,7 @@ struct CredentialSealingTests {
         #expect(throws: PostgresCoordinatorError.self) { try CredentialSealing.Key(id: "a:b", bytes: .init(repeating: 0, count: 32)) }
         #expect(throws: PostgresCoordinatorError.self) { try CredentialSealing.Key(id: "", bytes: .init(repeating: 0, count: 32)) }
         #expect(throws: PostgresCoordinatorError.self) {
-            try CredentialSealing(sealingWith: Self.key("k", 1), alsoOpening: [Self.key("k", 2)])
+            try CredentialSealing(sealingWith: sealingKey("k", 1), alsoOpening: [sealingKey("k", 2)])
         }
     }
 
@@ -84,9 +53,9 @@ struct CredentialSealingTests {
     @Test func theStoredRowHoldsTheKeyIdAndCiphertextButNoToken() async throws {
         let postgres = try SharedPostgres.get()
         let configuration = postgres.configuration()
-        let sealing = try CredentialSealing(sealingWith: Self.key("k1", 7))
-        let first = try await self.connect(configuration, sealing)
-        let second = try await self.connect(configuration, sealing)
+        let sealing = try CredentialSealing(sealingWith: sealingKey("k1", 7))
+        let first = try await connectCoordinator(configuration, sealing)
+        let second = try await connectCoordinator(configuration, sealing)
         try await closing([first, second]) { () async throws in
             let stored0 = try postgres.sql("SELECT credential FROM \(configuration.table)")
             #expect(stored0.hasPrefix("sealed:v1:k1:") && !stored0.contains("secret-token"), "stored: \(stored0)")
@@ -106,9 +75,9 @@ struct CredentialSealingTests {
     @Test func aRowSealedWithAnUnknownKeyIsRefusedAndCostsNoLease() async throws {
         let postgres = try SharedPostgres.get()
         let configuration = postgres.configuration()
-        let behind = try await self.connect(configuration, try CredentialSealing(sealingWith: Self.key("k1", 1)))
-        let ahead = try await self.connect(
-            configuration, try CredentialSealing(sealingWith: Self.key("k2", 2), alsoOpening: [Self.key("k1", 1)]))
+        let behind = try await connectCoordinator(configuration, try CredentialSealing(sealingWith: sealingKey("k1", 1)))
+        let ahead = try await connectCoordinator(
+            configuration, try CredentialSealing(sealingWith: sealingKey("k2", 2), alsoOpening: [sealingKey("k1", 1)]))
         try await closing([behind, ahead]) { () async throws in
             guard case .success(.lease(let lease)) = await ahead.acquireWithin(.seconds(30), replacing: 0) else {
                 Issue.record("no lease")
@@ -122,7 +91,7 @@ struct CredentialSealingTests {
                 Issue.record("expected a refusal naming key k2, got \(answer?.grantDescription ?? "nothing")")
                 return
             }
-            #expect(try self.leaseColumns(postgres, configuration.table) == "1|free|1")
+            #expect(try postgres.leaseColumns(configuration.table) == "1|free|1")
             // The lease protocol goes on: the holder of generation 1 takes the next lease (fence 2).
             guard case .success(.lease(let next)) = await ahead.acquireWithin(.seconds(30), replacing: 1) else {
                 Issue.record("the lease on generation 1 could not be taken after the refusal")
@@ -135,8 +104,8 @@ struct CredentialSealingTests {
     @Test func aTamperedOrReplayedRowIsRefusedAndAHolderOfItsGenerationReplacesIt() async throws {
         let postgres = try SharedPostgres.get()
         let configuration = postgres.configuration()
-        let sealing = try CredentialSealing(sealingWith: Self.key("k1", 1))
-        let holder = try await self.connect(configuration, sealing)
+        let sealing = try CredentialSealing(sealingWith: sealingKey("k1", 1))
+        let holder = try await connectCoordinator(configuration, sealing)
         try await closing([holder]) { () async throws in
             let table = configuration.table
             let generation0 = try postgres.sql("SELECT credential FROM \(table)")
@@ -150,14 +119,14 @@ struct CredentialSealingTests {
                 UPDATE \(table) SET credential = left(credential, -1)
                     || CASE WHEN right(credential, 1) = '0' THEN '1' ELSE '0' END
                 """)
-            let tampered = await self.refusal { try await holder.current() }
+            let tampered = await refusal { try await holder.current() }
             guard case .unsealable(_, let reason)? = tampered, reason.contains("authentication failed") else {
                 Issue.record("expected .unsealable, got \(String(describing: tampered))")
                 return
             }
             // Generation 0's genuine sealed value written back over generation 1: bound to generation 0.
             _ = try postgres.sql("UPDATE \(table) SET credential = '\(generation0)'")
-            let replayed = await self.refusal { try await holder.current() }
+            let replayed = await refusal { try await holder.current() }
             guard case .unsealable? = replayed else {
                 Issue.record("a replayed older value was accepted: \(String(describing: replayed))")
                 return
@@ -168,7 +137,7 @@ struct CredentialSealingTests {
                 Issue.record("expected .unsealable, got \(behind?.grantDescription ?? "nothing")")
                 return
             }
-            #expect(try self.leaseColumns(postgres, table) == "1|free|1")
+            #expect(try postgres.leaseColumns(table) == "1|free|1")
             // The holder of generation 1 takes the lease and publishes a genuine credential over it.
             guard case .success(.lease(let next)) = await holder.acquireWithin(.seconds(30), replacing: 1) else {
                 Issue.record("no lease on the refused row's generation")
@@ -183,10 +152,10 @@ struct CredentialSealingTests {
     @Test func aPlainRowIsRefusedByACoordinatorThatSeals() async throws {
         let postgres = try SharedPostgres.get()
         let configuration = postgres.configuration()
-        let plain = try await self.connect(configuration, nil, initial: "planted")
-        let sealed = try await self.connect(configuration, try CredentialSealing(sealingWith: Self.key("k1", 1)))
+        let plain = try await connectCoordinator(configuration, nil, initial: "planted")
+        let sealed = try await connectCoordinator(configuration, try CredentialSealing(sealingWith: sealingKey("k1", 1)))
         try await closing([plain, sealed]) { () async throws in
-            let refusal = await self.refusal { try await sealed.current() }
+            let refusal = await refusal { try await sealed.current() }
             guard case .unsealable(_, let reason)? = refusal, reason.contains("not sealed") else {
                 Issue.record("a plain row was accepted or refused for another reason: \(String(describing: refusal))")
                 return

@@ -52,6 +52,42 @@ extension PostgresCredentialCoordinator {
     }
 }
 
+/// A sealing key of 32 bytes `byte`, named `id`.
+func sealingKey(_ id: String, _ byte: UInt8) -> CredentialSealing.Key {
+    try! CredentialSealing.Key(id: id, bytes: [UInt8](repeating: byte, count: 32))
+}
+
+/// A coordinator of `String` credentials on `configuration`, sealed with `sealing` when given.
+func connectCoordinator(
+    _ configuration: PostgresCredentialCoordinator<String>.Configuration, _ sealing: CredentialSealing? = nil,
+    initial: String = "secret-token-t0"
+) async throws -> PostgresCredentialCoordinator<String> {
+    try await PostgresCredentialCoordinator<String>.connect(
+        configuration, initial: initial, codec: sealing.map { .string.sealed(with: $0) } ?? .string)
+}
+
+/// The error `body` throws, as a `PostgresCoordinatorError`; records an issue otherwise.
+func refusal<T>(
+    _ body: () async throws -> T, sourceLocation: SourceLocation = #_sourceLocation
+) async -> PostgresCoordinatorError? {
+    do {
+        let value = try await body()
+        Issue.record("not refused: \(value)", sourceLocation: sourceLocation)
+    } catch let error as PostgresCoordinatorError {
+        return error
+    } catch {
+        Issue.record("refused with another error: \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+extension LocalPostgres {
+    /// `generation|holder or free|fence` of the only row of `table`.
+    func leaseColumns(_ table: String) throws -> String {
+        try self.sql("SELECT generation, coalesce(lease_holder, 'free'), lease_fence FROM \(table)")
+    }
+}
+
 /// The value a callback API gives, or `nil` if it does not call back within `timeout`.
 func bounded<T: Sendable>(
     _ timeout: Duration, _ start: (@escaping @Sendable (T) -> Void) -> Void

@@ -346,7 +346,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             if !self.state.delayed.isEmpty {
                 self.state.moveDueDelayedWork(now: .now())
             }
-            if self.state.takeBatch(into: &batch) {
+            if self.state.takeBatch(into: &batch, progress: self.progress.count) {
                 self.interrupted.store(false, ordering: .relaxed)
                 let roomWaiters = self.roomWaitersToWake
                 let watchdogs = self.state.takeArmedWatchdogs()  // delayed work fell due

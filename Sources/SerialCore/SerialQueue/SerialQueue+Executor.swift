@@ -23,7 +23,8 @@
 
 extension QueueCore: SerialExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
-        self.submit(.job(UnownedJob(job)), bounded: false, operation: "enqueue (a job of an actor on it)")
+        let job = UnownedJob(job)
+        RuntimeCallback.run { self.submit(.job(job), bounded: false, operation: "enqueue (a job of an actor on it)") }
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
@@ -50,9 +51,13 @@ extension SerialQueue: SerialExecutor, TaskExecutor {
     ///
     /// - Complexity: O(1) amortised; no allocation for the job itself.
     public func enqueue(_ job: consuming ExecutorJob) {
-        self.core.submit(
-            .taskJob(UnownedJob(job), Unmanaged.passUnretained(self)), bounded: false,
-            operation: "enqueue (a job of a task that prefers it)")
+        let core = self.core  // read before the job is taken: the same instructions as before the wrapper
+        let job = UnownedJob(job)
+        RuntimeCallback.run {
+            core.submit(
+                .taskJob(job, Unmanaged.passUnretained(self)), bounded: false,
+                operation: "enqueue (a job of a task that prefers it)")
+        }
     }
 
     /// The executor actors use: `nonisolated var unownedExecutor: UnownedSerialExecutor { q.asUnownedSerialExecutor() }`.

@@ -223,12 +223,13 @@ struct QueueState {
     /// worker's empty spare ring: O(1) under the lock however long the FIFO is, and no per-item
     /// copying. Work arriving meanwhile goes to the other ring, behind the batch, as its order
     /// requires (delayed work that falls due joins the back too).
-    mutating func takeBatch(into batch: inout RingBuffer<QueueWork>) -> Bool {
+    /// `progress`: the queue's progress count now (`QueueProgress`), for the stall watchdog.
+    mutating func takeBatch(into batch: inout RingBuffer<QueueWork>, progress: Int) -> Bool {
         guard self.owner == .none, !self.isSuspended, !self.fifo.isEmpty else { return false }
         assert(batch.isEmpty, "internal inconsistency: the worker's spare ring is not empty")
         self.owner = .worker
         swap(&self.fifo, &batch)
-        self.counters.batchTaken(remaining: 0)
+        self.counters.batchTaken(batch.count, remaining: 0, progress: progress)
         self.checkInvariants()
         return true
     }
@@ -349,12 +350,12 @@ extension QueueState {
 
     /// Like `takeBatch(into:)`, but moves at most `limit` items from the front of the FIFO, so
     /// one busy queue cannot hold a pool thread for long.
-    mutating func takeBatch(into batch: inout RingBuffer<QueueWork>, limit: Int) -> Bool {
+    mutating func takeBatch(into batch: inout RingBuffer<QueueWork>, limit: Int, progress: Int) -> Bool {
         guard self.owner == .none, !self.isSuspended, !self.fifo.isEmpty else { return false }
         assert(batch.isEmpty, "internal inconsistency: the pool thread's batch ring is not empty")
         self.owner = .worker
         self.fifo.moveFirst(limit, appendingTo: &batch)
-        self.counters.batchTaken(remaining: self.fifo.count)
+        self.counters.batchTaken(batch.count, remaining: self.fifo.count, progress: progress)
         self.checkInvariants()
         return true
     }

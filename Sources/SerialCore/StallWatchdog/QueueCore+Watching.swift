@@ -15,9 +15,14 @@ extension QueueCore {
             case .worker: self.workerSystemID.load(ordering: .relaxed)
             case .syncCaller: syncOwnerThread == 0 ? nil : syncOwnerThread
             }
+        let progress = self.progress.count
+        // Items the worker took in its batch behind the one running have not started either:
+        // they have waited at least since the batch was taken, and are older than the FIFO's.
+        let inBatch = self.state.counters.itemsWaitingInBatch(progress: progress, workerRunning: self.state.owner == .worker)
         let sample = StallSample(
-            label: self.label, isRunning: running, progress: self.progress.count &+ self.state.counters.syncBodiesLeft,
-            oldestWaitingSince: self.state.counters.oldestEnteredAt, waitingItems: self.state.fifo.count,
+            label: self.label, isRunning: running, progress: progress &+ self.state.counters.syncBodiesLeft,
+            oldestWaitingSince: inBatch > 0 ? self.state.counters.batchTakenAt : self.state.counters.oldestEnteredAt,
+            waitingItems: inBatch + self.state.fifo.count,
             runningThread: runningThread, workerThread: self.workerSystemID.load(ordering: .relaxed))
         return (sample, isIdle)
     }

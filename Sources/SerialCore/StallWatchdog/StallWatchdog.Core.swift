@@ -39,6 +39,9 @@ extension StallWatchdog {
         func watch(_ queue: QueueCore) {
             let id = ObjectIdentifier(queue)
             self.mutex.withLock {
+                // A released queue's entry stays until a look drops it, and a new queue may get
+                // its memory, so its identifier: a dead entry is not this queue.
+                self.watched.removeAll { $0.queue == nil }
                 guard !self.watched.contains(where: { $0.id == id }) else { return }
                 self.watched.append(Watched(queue: queue, id: id, detector: self.template))
                 // A look under way copied the set before this queue: it must not end in sleep

@@ -21,7 +21,9 @@
 /// the lock instead of its lock-free door (tens of nanoseconds more), so that work cannot start
 /// unseen.
 ///
-/// **Limits.** A duration is a lower bound, seen at the granularity of `checkInterval`. The
+/// **Limits.** A duration is a lower bound, seen at the granularity of `checkInterval`. An
+/// item the worker has taken in its current batch, behind the one running, still waits: its
+/// wait counts from when the batch was taken. The
 /// thread of a `sync` body that entered an idle queue through the door while the watchdog was
 /// awake is not known (`Stall.threadID` is `nil`). Queues are held weakly: a released queue
 /// is simply no longer watched. Several watchdogs may watch one queue: each reports its stalls

@@ -10,6 +10,10 @@ struct QueueCounters {
     private(set) var waitTime = WaitTimeHistogram()
     /// When the FIFO's oldest item entered it (monotonic nanoseconds); 0 while it is empty.
     private(set) var oldestEnteredAt: UInt64 = 0
+    /// When the owner took its current batch, whose items behind the first wait out of the FIFO
+    /// until they start, and the progress count once every item of it has started.
+    private(set) var batchTakenAt: UInt64 = 0
+    private(set) var batchEndsAtProgress = 0
 
     /// An item entered a FIFO that now holds `depth` items.
     @inline(__always)
@@ -29,19 +33,29 @@ struct QueueCounters {
         self.syncBodiesLeft &+= 1
     }
 
-    /// A batch was taken from the front of the FIFO, leaving `remaining` items: its oldest
-    /// item's wait is over. Items left behind (a pooled turn takes at most a few dozen) wait
-    /// from now on: a lower bound for them, so the watchdog never reports a wait too early.
+    /// A batch of `taken` items was taken from the front of the FIFO when the queue's progress
+    /// count was `progress`, leaving `remaining` items: its oldest item's wait is over. The
+    /// batch's other items, and items left behind (a pooled turn takes at most a few dozen),
+    /// wait from now on: a lower bound for them, so the watchdog never reports a wait too early.
     @inline(__always)
-    mutating func batchTaken(remaining: Int) {
+    mutating func batchTaken(_ taken: Int, remaining: Int, progress: Int) {
         guard self.oldestEnteredAt != 0 else { return }
         let now = ClockReads.monotonicNanoseconds()
         self.waitTime.record(nanoseconds: now > self.oldestEnteredAt ? now - self.oldestEnteredAt : 0)
         self.oldestEnteredAt = remaining > 0 ? now : 0
+        self.batchTakenAt = now
+        self.batchEndsAtProgress = progress &+ taken
+    }
+
+    /// Items of the current batch that have not started, at progress count `progress`, while
+    /// the worker runs one of them (`workerRunning`: that one is not counted yet).
+    func itemsWaitingInBatch(progress: Int, workerRunning: Bool) -> Int {
+        max(0, self.batchEndsAtProgress &- progress &- (workerRunning ? 1 : 0))
     }
 
     /// Items put back at the front of the FIFO (a batch interrupted midway) wait again from now.
     mutating func returned(depth: Int) {
+        self.batchEndsAtProgress = 0  // the batch's rest is in the FIFO again
         if depth > 0 && self.oldestEnteredAt == 0 { self.oldestEnteredAt = ClockReads.monotonicNanoseconds() }
     }
 

@@ -25,7 +25,13 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// worker does): work arriving meanwhile costs an atomic load instead of a futex wake-up.
     static let spinWindowNanoseconds: UInt64 = 20_000
     /// A watching thread reads the clock once per this many looks at the hints.
+    #if SERIAL_SIMULATION
+    // Each look is two scheduling points already, and each clock read one: 16 looks per read
+    // made a 20 µs window about 660 points of a run (most of a small async scenario's).
+    static let looksPerClockRead = 1
+    #else
     static let looksPerClockRead = 16
+    #endif
 
     let label: String
     let mutex = PthreadMutex()
@@ -402,6 +408,13 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         }
         worker.isInTurn = false
     }
+
+    #if SERIAL_SIMULATION
+    /// Threads of this pool out of work sleep at once, without watching the run queue first.
+    func neverSpin() {
+        self.mutex.withLock { self.state.spinsInSimulation = false }
+    }
+    #endif
 
     /// Watches the run queue without the lock for a few microseconds. Called and returns with
     /// the mutex held; the caller looks at the run queue again afterwards.

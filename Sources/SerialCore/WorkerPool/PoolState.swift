@@ -101,7 +101,18 @@ struct PoolState {
     /// half the pool's threads (at least one) already do. More watchers would only take the
     /// cores from the threads producing the work they watch for (Go's scheduler keeps its
     /// spinning threads to half the busy processors for the same reason).
-    var maySpin: Bool { self.spinningCount < max(1, self.width / 2) }
+    var maySpin: Bool {
+        #if SERIAL_SIMULATION
+        if !self.spinsInSimulation { return false }
+        #endif
+        return self.spinningCount < max(1, self.width / 2)
+    }
+
+    #if SERIAL_SIMULATION
+    /// Off for a simulation run's own task pool (`SimulationTasks`): spinning is a performance
+    /// choice, and each window was tens of scheduling points of every async run.
+    var spinsInSimulation = true
+    #endif
 
     /// A thread out of work starts watching the run queue before it sleeps.
     mutating func startSpinning() {

@@ -16,7 +16,7 @@ extension QueueCore {
         self.lockState()
         self.state.beginPooledTurn()
         if !self.state.delayed.isEmpty { self.state.moveDueDelayedWork(now: .now()) }
-        if self.state.takeBatch(into: &worker.batch, limit: PoolCore.batchLimit) {
+        if self.state.takeBatch(into: &worker.batch, limit: PoolCore.batchLimit, progress: self.progress.count) {
             self.interrupted.store(false, ordering: .relaxed)
             let roomWaiters = self.roomWaitersToWake
             let watchdogs = self.state.takeArmedWatchdogs()  // delayed work fell due

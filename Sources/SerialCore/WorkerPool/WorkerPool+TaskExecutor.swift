@@ -25,6 +25,7 @@ extension WorkerPool: TaskExecutor {
     ///   the pool and runs its jobs here); a task that prefers the pool itself then traps.
     public func enqueue(_ job: consuming ExecutorJob) {
         if let owner = self.core.taskJobOwner { Misuse.poolTaskJobsHandedOver(label: self.label, owner: owner) }
-        self.core.enqueueJob(UnownedJob(job))
+        let job = UnownedJob(job)
+        RuntimeCallback.run { self.core.enqueueJob(job) }
     }
 }

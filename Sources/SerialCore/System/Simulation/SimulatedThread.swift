@@ -10,8 +10,9 @@ final class SimulatedThread: @unchecked Sendable {  // mutable state guarded by 
     let id: Int
     let name: String
     let kernel: SimulationKernel
-    /// Signalled (under the kernel lock) when this thread is given the baton.
-    let wake: UnsafeMutablePointer<pthread_cond_t>
+    /// Posted when this thread is given the baton, after the kernel lock is released (so the
+    /// thread woken does not wake into a held lock): `SimulationKernel.leave`.
+    private let baton: UnsafeMutablePointer<sem_t>
     var state: State = .ready
     /// Whether a timed wait ended by its deadline rather than a signal.
     var timedOut = false
@@ -19,6 +20,9 @@ final class SimulatedThread: @unchecked Sendable {  // mutable state guarded by 
     var stack: CurrentQueueStack?
     /// The pthread, once created (for `join`).
     var handle: pthread_t?
+    /// How deep the thread is in calls the Swift runtime makes into an executor (`RuntimeCallback`),
+    /// during which it may hold a lock of its own: while above 0 the thread keeps the baton.
+    var runtimeCallbacks = 0
 
     /// What the thread does at its current scheduling point.
     enum State: Equatable {
@@ -39,14 +43,27 @@ final class SimulatedThread: @unchecked Sendable {  // mutable state guarded by 
         self.id = id
         self.name = name
         self.kernel = kernel
-        self.wake = .allocate(capacity: 1)
-        checkPthread(pthread_cond_init(self.wake, nil), "pthread_cond_init")
+        self.baton = .allocate(capacity: 1)
+        if sem_init(self.baton, 0, 0) != 0 { fatalError("simulation: sem_init failed with errno \(errno)") }
     }
 
     // Never deinitialised while a run may still touch it: the kernel keeps every thread.
     deinit {
-        pthread_cond_destroy(self.wake)
-        self.wake.deallocate()
+        sem_destroy(self.baton)
+        self.baton.deallocate()
+    }
+
+    /// Gives the thread the baton it was picked for (by the thread that picked it, after
+    /// releasing the kernel lock).
+    func giveBaton() {
+        if sem_post(self.baton) != 0 { fatalError("simulation: sem_post failed with errno \(errno)") }
+    }
+
+    /// Sleeps until given the baton (by the thread itself, without the kernel lock).
+    func waitForBaton() {
+        while sem_wait(self.baton) != 0 {
+            if errno != EINTR { fatalError("simulation: sem_wait failed with errno \(errno)") }
+        }
     }
 
     /// "T2 \"db\"" for reports.

@@ -7,9 +7,11 @@ import Synchronization
 extension SimulationKernel {
     /// Under the lock: a thread of a run that has ended (stuck, then released) never runs again,
     /// and must not touch objects that a later run may be using.
-    private func parkIfEnded(_ me: SimulatedThread) {
+    func parkIfEnded(_ me: SimulatedThread) {
         while self.status != .running {
-            checkPthread(pthread_cond_wait(me.wake, self.lock), "pthread_cond_wait")
+            self.leave()
+            me.waitForBaton()  // never given again
+            self.enter()
         }
     }
 
@@ -157,9 +159,7 @@ extension SimulationKernel {
     /// A new thread's first act: wait until the scheduler first picks it.
     private func arrive(_ thread: SimulatedThread) {
         self.enter()
-        while self.running != thread.id || self.status != .running {
-            checkPthread(pthread_cond_wait(thread.wake, self.lock), "pthread_cond_wait")
-        }
+        self.sleepUntilPicked(thread)
         self.leave()
         thread.stack = CurrentQueueStack.current
     }
@@ -212,7 +212,8 @@ extension SimulationKernel {
     func fail(_ kind: SimulationFailure.Kind, _ message: String, by me: SimulatedThread) -> Never {
         self.enter()
         self.end(kind, message)
-        while true { checkPthread(pthread_cond_wait(me.wake, self.lock), "pthread_cond_wait") }
+        self.leave()
+        while true { me.waitForBaton() }  // never given again: the run has ended
     }
 
     // MARK: Checks

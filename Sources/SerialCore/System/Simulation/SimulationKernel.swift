@@ -6,9 +6,10 @@ import Glibc
 ///
 /// Exactly one simulated thread runs at a time: the one named by `running`. A thread at a seam
 /// operation updates the model, then `yield`s: the scheduler picks the next runner among the
-/// threads that may run, and the caller sleeps on its own `wake` until it is picked again. Every
-/// field is guarded by `lock`, a real mutex, which also orders each runner's memory after the
-/// previous one's (happens-before through the hand-off).
+/// threads that may run, and the caller sleeps on its own baton (a semaphore, posted once the
+/// lock is released) until it is picked again. Every field is guarded by `lock`, a real mutex,
+/// which also orders each runner's memory after the previous one's (happens-before through the
+/// hand-off).
 ///
 /// The model mirrors, it does not replace: a thread granted a mutex in the model still takes
 /// the real one (it is free, unless a thread outside the simulation holds it), so state left
@@ -44,6 +45,12 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     /// The trace hash and the thread picked at each scheduling point, when
     /// `limits.recordsSteps` (the determinism check compares two runs' records).
     var stepMarks: [SimulationStepMark] = []
+    /// How many threads are inside a runtime callback (`SimulatedThread.runtimeCallbacks` above 0).
+    var threadsInRuntimeCallbacks = 0
+    /// The ids of the threads that may run, at the current pick (`pickNext`).
+    private var runnable: [Int] = []
+    /// The thread given the baton under the lock, woken once the lock is released (`leave`).
+    private var picked: SimulatedThread?
     private var nextObjectID = 1
 
     /// The failure line's fixed part, as bytes a signal handler can write without allocating.
@@ -81,8 +88,24 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     @inline(__always)
     func enter() { checkPthread(pthread_mutex_lock(self.lock), "pthread_mutex_lock") }
 
+    /// Releases the lock, then gives the baton to the thread picked under it, if any.
     @inline(__always)
-    func leave() { checkPthread(pthread_mutex_unlock(self.lock), "pthread_mutex_unlock") }
+    func leave() {
+        let picked = self.picked
+        self.picked = nil
+        checkPthread(pthread_mutex_unlock(self.lock), "pthread_mutex_unlock")
+        picked?.giveBaton()
+    }
+
+    /// Under the lock, by `me`: sleeps until `me` holds the baton in a running run (never, once
+    /// the run has ended).
+    func sleepUntilPicked(_ me: SimulatedThread) {
+        while self.running != me.id || self.status != .running {
+            self.leave()
+            me.waitForBaton()
+            self.enter()
+        }
+    }
 
     // MARK: Scheduling
 
@@ -97,17 +120,15 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
             }
             self.checkInvariants()
             self.checkLiveness()
-            self.pickNext()
+            self.pickNext(me)
         }
         if me.state == .finished { return }
-        while self.running != me.id || self.status != .running {
-            checkPthread(pthread_cond_wait(me.wake, self.lock), "pthread_cond_wait")
-        }
+        self.sleepUntilPicked(me)
     }
 
     /// Under the lock: hands the baton to the next thread, moving virtual time to the earliest
     /// deadline when nothing can run; ends the run when nothing ever can.
-    private func pickNext() {
+    private func pickNext(_ me: SimulatedThread) {
         guard self.status == .running else { return }
         while true {
             if self.scheduler.steps >= self.limits.maximumSteps {
@@ -116,7 +137,10 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
                 return
             }
             self.expireTimedWaits()
-            let runnable = self.threads.filter(self.mayRun).map(\.id)
+            // Kept between picks, and filled by hand: this runs at every point, in debug builds.
+            self.runnable.removeAll(keepingCapacity: true)
+            for thread in self.threads where self.mayRun(thread) { self.runnable.append(thread.id) }
+            let runnable = self.runnable
             if runnable.isEmpty {
                 if let earliest = self.earliestDeadline() {
                     self.now = max(self.now, earliest)
@@ -142,13 +166,45 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
                 }
                 return
             }
+            if let next = self.throughRuntimeCallback() {
+                // Not a decision: the runtime may hold a lock that any other thread could block
+                // on outside the seam (`RuntimeCallback`).
+                self.mix(0xD2, next, 0)
+                self.running = next
+                if next != me.id { self.picked = self.threads[next] }
+                return
+            }
             let next = self.scheduler.next(among: runnable)
             self.mix(0xD1, next, runnable.count)
             if self.limits.recordsSteps { self.stepMarks.append(SimulationStepMark(hash: self.traceHash, thread: next)) }
             self.running = next
-            checkPthread(pthread_cond_signal(self.threads[next].wake), "pthread_cond_signal")
+            if next != me.id { self.picked = self.threads[next] }
             return
         }
+    }
+
+    /// Under the lock: the thread that must run next when a thread is inside a runtime callback
+    /// (`RuntimeCallback`), else `nil` (the scheduler decides). The thread in the callback, while it
+    /// can run; while it waits for a mutex, that mutex's owner (or the owner's owner): the thread
+    /// that will free it, and in the meantime no thread that could block on the runtime's lock.
+    private func throughRuntimeCallback() -> Int? {
+        guard self.threadsInRuntimeCallbacks > 0,
+            var thread = self.threads.first(where: { $0.runtimeCallbacks > 0 && $0.state != .finished })
+        else { return nil }
+        for _ in self.threads.indices {
+            if self.mayRun(thread) { return thread.id }
+            guard case .locking(let mutex) = thread.state, let owner = self.mutexOwners[mutex] else { return nil }
+            thread = self.threads[owner]
+        }
+        return nil
+    }
+
+    /// Under the lock, by the running thread `me`: `me` enters (`true`) or leaves a call from the
+    /// Swift runtime into an executor. Not a scheduling point.
+    func runtimeCallback(_ entering: Bool, by me: SimulatedThread) {
+        self.parkIfEnded(me)
+        me.runtimeCallbacks += entering ? 1 : -1
+        if me.runtimeCallbacks == (entering ? 1 : 0) { self.threadsInRuntimeCallbacks += entering ? 1 : -1 }
     }
 
     private func mayRun(_ thread: SimulatedThread) -> Bool {
@@ -223,9 +279,12 @@ final class SimulationKernel: @unchecked Sendable {  // every field is guarded b
     /// Adds an event or decision to the trace hash.
     func mix(_ code: UInt64, _ a: Int, _ b: Int, _ c: UInt64 = 0) {
         self.events += 1
-        for value in [code, UInt64(truncatingIfNeeded: a), UInt64(truncatingIfNeeded: b), c] {
-            self.traceHash = (self.traceHash ^ value) &* 0x0000_0100_0000_01B3
-        }
+        // No array of the four: this runs at every event, in debug builds.
+        let prime: UInt64 = 0x0000_0100_0000_01B3
+        var hash = (self.traceHash ^ code) &* prime
+        hash = (hash ^ UInt64(truncatingIfNeeded: a)) &* prime
+        hash = (hash ^ UInt64(truncatingIfNeeded: b)) &* prime
+        self.traceHash = (hash ^ c) &* prime
     }
 }
 

@@ -138,7 +138,7 @@ package enum SimulationRun {
 
         kernel.enter()
         kernel.running = main.id
-        checkPthread(pthread_cond_signal(main.wake), "pthread_cond_signal")
+        main.giveBaton()
         var lastSteps = -1
         var quietSeconds = 0
         while kernel.status == .running {

@@ -35,19 +35,20 @@ final class SimulationTaskExecutor: TaskExecutor, SchedulingExecutor, @unchecked
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        self.pool.enqueueHandedOverJob(UnownedJob(job))
+        let job = UnownedJob(job)
+        RuntimeCallback.run { self.pool.enqueueHandedOverJob(job) }
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
-        guard let delay = delay as? Duration else { return self.unsupported(UnownedJob(job), clock: clock) }
-        self.enqueue(UnownedJob(job), after: delay)
+        let job = UnownedJob(job)
+        guard let delay = delay as? Duration else { return self.unsupported(job, clock: clock) }
+        RuntimeCallback.run { self.enqueue(job, after: delay) }
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
-        guard let delay = clock.now.duration(to: instant) as? Duration else {
-            return self.unsupported(UnownedJob(job), clock: clock)
-        }
-        self.enqueue(UnownedJob(job), after: Self.rounded(delay))
+        let job = UnownedJob(job)
+        guard let delay = clock.now.duration(to: instant) as? Duration else { return self.unsupported(job, clock: clock) }
+        RuntimeCallback.run { self.enqueue(job, after: Self.rounded(delay)) }
     }
 
     /// `delay` rounded up to three significant digits, and to at least a whole `quantumNanoseconds`:

@@ -65,6 +65,7 @@ package final class SimulationTasks: @unchecked Sendable {  // mutable state gua
             fatalError("SerialTesting simulation: an async scenario must start on a simulated thread (internal inconsistency)")
         }
         let pool = WorkerPool(threads: threads, label: "sim-tasks")
+        pool.core.neverSpin()  // the run's own machinery: no spin windows in every async run
         let run = SimulationTasks(kernel: me.kernel, executor: SimulationTaskExecutor(pool: pool))
         Self.active.withLock { $0 = run }
         Task(executorPreference: run.executor) {
@@ -136,7 +137,7 @@ package final class SimulationTasks: @unchecked Sendable {  // mutable state gua
             self.kernel.mix(delay == nil ? 0x60 : 0x61, thread.id, self.tasks[id]!.number, delay ?? 0)
             self.kernel.leave()
         }
-        self.executor.enqueue(job, after: .nanoseconds(Int64(clamping: delay ?? 0)))
+        RuntimeCallback.run { self.executor.enqueue(job, after: .nanoseconds(Int64(clamping: delay ?? 0))) }
         return true
     }
 
