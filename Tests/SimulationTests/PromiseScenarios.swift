@@ -241,6 +241,53 @@ enum PromiseScenarios {
         }
     }
 
+    /// `StallWatchdog.watch`/`stopWatching` (`StallWatchdog.swift`): the watchdog "reports … any
+    /// queue whose running work has not finished within `runningThreshold`" of those it watches.
+    /// `watch` and `stopWatching` of one queue race on two threads while virtual time passes (so a
+    /// look can fall between any of their steps); the queue is then watched once more, so it is
+    /// watched whatever their order, and its 3 ms stall (1 ms threshold) must be reported.
+    /// (Found by an attack on the watchdog: a late disarm used to undo a look's arming.)
+    static let stallWatchdogReportsAQueueWhoseWatchRacedStopWatching: @Sendable () -> Void = {
+        let reports = ScenarioBox([String]())
+        let watchdog = StallWatchdog(runningThreshold: .milliseconds(1), checkInterval: .microseconds(1)) {
+            reports.value.append("\($0.queueLabel) \($0.kind) \($0.threadID.map(String.init) ?? "sync")")
+        }
+        let queue = SerialQueue(label: "sim-raced")
+        let a = SerialQueue(label: "sim-a")
+        let b = SerialQueue(label: "sim-b")
+        let clock = SerialQueue(label: "sim-clock")
+        watchdog.watch(queue)
+        var waits = 0
+        while !(watchdog._isAsleep && queue._isArmed(for: watchdog)) && waits < 5_000 {
+            _ = MonotonicInstant.now()
+            waits += 1
+        }
+        // Time passes while the two calls race (clock reads move virtual time), so the watchdog's
+        // interval can run out, and a look happen, between any two of their steps.
+        clock.async { for _ in 0..<2_000 { _ = MonotonicInstant.now() } }
+        a.async { watchdog.stopWatching(queue) }
+        b.async { watchdog.watch(queue) }
+        a.sync {}
+        b.sync {}
+        clock.sync {}
+        watchdog.watch(queue)  // watched from here on, whichever of the two came last
+        var reads = 0
+        while !watchdog._isAsleep && reads < 5_000 {
+            _ = MonotonicInstant.now()
+            reads += 1
+        }
+        queue.async { Self.pause(.milliseconds(3)) }
+        queue.sync {}
+        Self.pause(.milliseconds(1))
+        let armedAfter = queue._isArmed(for: watchdog)
+        watchdog.stop()
+        // At least once: a thread the scheduler leaves unscheduled inside the `sync` below for a
+        // virtual millisecond is a second, real stall.
+        Simulation.check(
+            !reports.value.isEmpty,
+            "a watched queue's 3 ms stall (1 ms threshold) was reported \(reports.value); armed afterwards: \(armedAfter)")
+    }
+
     // MARK: SerialTimers
 
     /// "A callback runs within [deadline, deadline + tolerance], never before its deadline"

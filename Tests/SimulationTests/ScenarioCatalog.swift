@@ -81,6 +81,7 @@ enum ScenarioCatalog {
         CatalogEntry("stall-reported-watched-any-time", .random, weight: 1, P.stallWatchdogReportsAQueueWatchedAtAnyMoment),
         CatalogEntry("stall-waiting-behind-long-item", .random, weight: 1, P.stallWatchdogReportsAnItemWaitingBehindALongOne(pooled: false)),
         CatalogEntry("stall-waiting-behind-long-item-pooled", .random, weight: 1, P.stallWatchdogReportsAnItemWaitingBehindALongOne(pooled: true)),
+        CatalogEntry("watch-racing-stop-watching", .random, weight: 1, P.stallWatchdogReportsAQueueWhoseWatchRacedStopWatching),
         CatalogEntry("pooled-due-work-in-due-order", .random, weight: 1, P.pooledDueWorkRunsInDueOrder),
         CatalogEntry("pooled-turns-bounded", .random, weight: 1, P.pooledTurnsAreBounded),
         CatalogEntry("timers-fire-in-window", .random, weight: 1, P.timersFireInTheirWindow),
@@ -121,6 +122,7 @@ enum ScenarioCatalog {
         "deadline-cancelled-caller": "deadline-outcome-by-cancel-time",
         "watchdog-watch-during-look": "stall-reported-watched-any-time",
         "watchdog-batch-not-waiting": "stall-waiting-behind-long-item",
+        "watchdog-late-disarm": "watch-racing-stop-watching",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }

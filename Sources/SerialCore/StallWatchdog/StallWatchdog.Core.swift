@@ -58,6 +58,14 @@ extension StallWatchdog {
                 if self.isLooking { self.unwatchedDuringLook.insert(id) }
             }
             queue.disarmWatchdog(self)
+            // A `watch` of this queue from another thread, and a look that armed it, may have
+            // come between the removal and the disarm: then the disarm undid that look's arming
+            // of a watched queue. Another look arms it again before the watchdog sleeps.
+            self.mutex.withLock {
+                guard self.watched.contains(where: { $0.id == id }) else { return }
+                self.sawWork = true
+                self.wakeIfAsleep()
+            }
         }
 
         /// A watched queue that was idle got work.
