@@ -46,18 +46,29 @@ struct StallWatchdogArmingTests {
     /// in an AddressSanitizer pass as the test below timing out; here on purpose, every time).
     @Test(arguments: QueueMode.allCases)
     func aQueueWatchedDuringALookOfAnEmptySetIsArmed(mode: QueueMode) async {
-        let watchdog = StallWatchdog(runningThreshold: .seconds(60), checkInterval: .milliseconds(1)) { _ in }
-        defer { watchdog.stop() }
         let queue = mode.queue(label: "late-watch-\(mode)")
         let inLook = TestSemaphore()
         let proceed = TestSemaphore()
         let held = TestFlag()
-        watchdog._setLookHook { phase in
-            guard case .willSample(let queues) = phase, queues == 0, !held.isSet else { return }
-            held.set()
-            inLook.signal()
-            _ = proceed.wait(timeout: .seconds(30))
+        // The hook must be in place before the watchdog's first look: a look of the empty set
+        // before it ends in sleep for good. On a loaded machine the first interval (1 ms) may
+        // pass before the hook is set: then this watchdog is dropped and another one made.
+        var made: StallWatchdog? = nil
+        for _ in 0..<20 where made == nil {
+            let candidate = StallWatchdog(runningThreshold: .seconds(60), checkInterval: .milliseconds(1)) { _ in }
+            candidate._setLookHook { phase in
+                guard case .willSample(let queues) = phase, queues == 0, !held.isSet else { return }
+                held.set()
+                inLook.signal()
+                _ = proceed.wait(timeout: .seconds(30))
+            }
+            if candidate._lookCount == 0 { made = candidate } else { candidate.stop() }
         }
+        guard let watchdog = made else {
+            Issue.record("20 watchdogs in a row looked before their hook was set")
+            return
+        }
+        defer { watchdog.stop() }
         let looking = await offThePool { inLook.wait(timeout: .seconds(20)) }
         #expect(looking, "the watchdog never looked")
         watchdog.watch(queue)  // during the held look of no queue
