@@ -240,6 +240,26 @@ import Testing
         Issue.record("never suspended before the outside resume: \(kinds)")
     }
 
+    /// Promise ("Escapes": "A job of one of the run's tasks enqueued from a thread outside the
+    /// run (a continuation resumed from a thread of your own ...): the run ends as `escaped job`,
+    /// and the job never runs"): here the task waits inside an actor on a `SerialQueue` of the
+    /// run, so the resume enqueues its job on that queue (not on the run's task pool).
+    @Test func aResumeFromOutsideIntoAQueuesActorEndsTheRunAsEscaped() async throws {
+        var kinds: [String] = []
+        for wait: UInt32 in [20_000, 200_000] {
+            let ranAfter = OutsideFlag()
+            let result = await offThePool {
+                Simulation(strategy: .random).run(seed: 0, AttackScenarios.resumedFromOutsideOnAQueuesActor(after: wait, ranAfter: ranAfter))
+            }
+            try await Task.sleep(for: .milliseconds(300))  // real time: a job that ran unseen would have run by now
+            let ran = ranAfter.value.load(ordering: .acquiring)
+            kinds.append("\(result.failure?.kind ?? "passed") (ran: \(ran)) \(result.failure?.replayLine ?? "")")
+            if result.failure?.kind == "escaped job" && !ran { return }
+        }
+        print("attack outside resume into a queue's actor: \(kinds)")
+        Issue.record("not escaped, or the job ran: \(kinds)")
+    }
+
     // MARK: Failures that speak
 
     /// Promise ("Failures that speak"): a continuation awaited in an actor and a stream nobody
@@ -302,17 +322,27 @@ import Testing
     /// ordinary `Task {}` runs off the run's threads, `Task.sleep` outside a run takes real time,
     /// and a plain scenario's `Task {}` runs on the cooperative pool.
     @Test func stateDoesNotLeakFromOneRunToTheNext() async throws {
-        let hook = try #require(dlsym(dlopen(nil, RTLD_LAZY), "swift_task_enqueueGlobal_hook"))
-            .assumingMemoryBound(to: UnsafeRawPointer?.self)
-        let before = hook.pointee
-        let kinds = await offThePool { () -> [String] in
-            [Simulation(strategy: .random).run(seed: 1, AttackScenarios.everyConstruct),
+        // Read inside a plain run: it holds the one-run-at-a-time lock (other tests' async runs
+        // set the hook while they last) and sets no hook itself.
+        let hookInAPlainRun = { @Sendable () -> UInt? in
+            let seen = Atomic<UInt>(0)
+            _ = Simulation(strategy: .random).run(seed: 0) {
+                let hook = dlsym(dlopen(nil, RTLD_LAZY), "swift_task_enqueueGlobal_hook")!
+                    .assumingMemoryBound(to: UnsafeRawPointer?.self)
+                seen.store(UInt(bitPattern: hook.pointee), ordering: .relaxed)
+            }
+            return seen.load(ordering: .relaxed)
+        }
+        let (before, kinds, after) = await offThePool { () -> (UInt?, [String], UInt?) in
+            let before = hookInAPlainRun()
+            let kinds = [Simulation(strategy: .random).run(seed: 1, AttackScenarios.everyConstruct),
              Simulation(strategy: .random).run(seed: 1, AttackScenarios.failedCheck(in: "detached")),
              Simulation(strategy: .random).run(seed: 1, AttackScenarios.strandedOnActorAndStream)]
                 .map { $0.failure?.kind ?? "passed" }
+            return (before, kinds, hookInAPlainRun())
         }
         #expect(kinds == ["passed", "failed check", "deadlock"], "\(kinds)")
-        #expect(hook.pointee == before, "the global enqueue hook was left set after the runs")
+        #expect(before == 0 && after == 0, "the global enqueue hook: \(String(describing: before)) before, \(String(describing: after)) after the runs")
         let simulated = await Task { SimulationRun.isSimulatedThread }.value
         #expect(!simulated, "an ordinary Task after the runs ran on a simulated thread")
         let detached = await Task.detached { SimulationRun.isSimulatedThread }.value
@@ -623,6 +653,25 @@ enum AttackScenarios {
         }
     }
 
+    /// A task in an actor on a queue of the run awaits a continuation resumed by a `Thread`.
+    static func resumedFromOutsideOnAQueuesActor(after wait: UInt32, ranAfter: OutsideFlag) -> @Sendable () async -> Void {
+        {
+            let resumed = OutsideFlag()
+            let actor = AttackQueueActor(queue: SerialQueue(label: "attack-outside-actor"))
+            Task { await actor.awaitOutside(after: wait, resumed: resumed, ranAfter: ranAfter) }
+            var rounds = 0
+            while !resumed.value.load(ordering: .acquiring) && rounds < 5_000 {
+                _ = MonotonicInstant.now()
+                usleep(1_000)
+                rounds += 1
+            }
+            for _ in 0..<50 {  // time for the resumed job to show up
+                _ = MonotonicInstant.now()
+                usleep(1_000)
+            }
+        }
+    }
+
     /// A task stranded in a default actor on a continuation nobody resumes, one on a stream nobody finishes.
     static let strandedOnActorAndStream: @Sendable () async -> Void = {
         let actor = AttackStrandingActor()
@@ -726,6 +775,17 @@ actor AttackQueueActor {
     }
 
     func run(_ body: @Sendable () -> Void) { body() }
+
+    func awaitOutside(after wait: UInt32, resumed: OutsideFlag, ranAfter: OutsideFlag) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                usleep(wait)
+                continuation.resume()
+                resumed.value.store(true, ordering: .releasing)
+            }
+        }
+        ranAfter.value.store(true, ordering: .releasing)
+    }
 }
 
 actor AttackCheckingActor {
