@@ -213,6 +213,19 @@ import Testing
         #expect(Self.failures(outcomes).isEmpty, "\(Self.failures(outcomes))")
     }
 
+    /// "Sleep until cancelled" idioms (`Task.sleep(nanoseconds: .max)`, a sleep of 1,000 years)
+    /// are legal Swift: under the simulator each must wait on virtual time until its task is
+    /// cancelled, and the run pass, not trap on arithmetic or hang.
+    /// Each idiom traps the process (an overflow in the executor's rounding), so this runs in
+    /// process only when asked: `ATTACK38_REPRODUCE=1 ATTACK38_IDIOM="nanoseconds max"` (or
+    /// "1000 years for", "1000 years until").
+    @Test(.disabled(if: getenv("ATTACK38_IDIOM") == nil, "reproduces bug: a sleep longer than about 292 years (Task.sleep(nanoseconds: .max), the sleep-until-cancelled idiom) traps on an arithmetic overflow in SimulationTaskExecutor.rounded: the process dies (signal 4), 1 of 1 per idiom"))
+    func aSleepUntilCancelledEndsByCancellation() async {
+        let idiom = String(cString: getenv("ATTACK38_IDIOM")!)
+        let outcomes = await offThePool { Self.sweep(0..<4, AttackScenarios.sleepUntilCancelled(idiom)) }
+        #expect(Self.failures(outcomes).isEmpty, "\(idiom): \(Self.failures(outcomes))")
+    }
+
     // MARK: Escapes
 
     /// Promise ("Escapes"): a continuation resumed from a queue created outside the run (its
@@ -541,6 +554,23 @@ enum AttackScenarios {
         for sleeper in sleepers { sleeper.cancel() }
         for sleeper in sleepers { _ = await sleeper.result }
         queue.sync {}
+    }
+
+    /// A task sleeping "forever" in `idiom`, cancelled after 1 ms.
+    static func sleepUntilCancelled(_ idiom: String) -> @Sendable () async -> Void {
+        {
+            let sleeper = Task {
+                switch idiom {
+                case "nanoseconds max": try await Task.sleep(nanoseconds: .max)
+                case "1000 years for": try await Task.sleep(for: .seconds(1_000 * 365 * 86_400))
+                default: try await Task.sleep(until: .now + .seconds(1_000 * 365 * 86_400), clock: .continuous)
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(1))
+            sleeper.cancel()
+            let result = await sleeper.result
+            Simulation.check((try? result.get()) == nil, "\(idiom): the sleep ended without throwing")
+        }
     }
 
     /// Two callers of a 50 ms deadline whose operations sleep 10 ms, cancelled at 10 ms.
