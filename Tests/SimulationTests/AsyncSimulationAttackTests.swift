@@ -204,6 +204,24 @@ import Testing
         #expect(after.allSatisfy { Self.same($0, alone) }, "after an escaped sleep: \(Self.failures(after)), hashes \(after.map(\.traceHash)) vs \(alone.traceHash)")
     }
 
+    /// The article: "a task that prefers an executor of its own (a `SerialQueue`, a `WorkerPool`
+    /// of the run) runs there and is explored". A sleep in such a task must be virtual too, or
+    /// at worst end the run as `escaped job`, and the code after it must never run unseen.
+    @Test(.disabled(if: getenv("ATTACK38_REPRODUCE") == nil, "reproduces bug: Task.sleep in a Task(executorPreference:) of a SerialQueue or WorkerPool of the run never reaches virtual time (the wake-up goes to Dispatch): the run ends as a deadlock at virtual +25 µs, 2 of 2 seeds each, blaming a task 'suspended on something no one will do'; replay (queue): sim1:random:0:42:62e4cb67:CebsenMEAQ, (pool): sim1:random:0:44:b0a05187:CebsenMEAQ"),
+        arguments: ["queue", "pool"])
+    func aSleepPreferringAnExecutorOfTheRunIsVirtual(executor: String) async throws {
+        let woke = OutsideFlag()
+        let results = await offThePool {
+            (0..<UInt64(2)).map { Simulation(strategy: .random).run(seed: $0, AttackScenarios.sleepPreferring(executor, woke: woke)) }
+        }
+        try await Task.sleep(for: .milliseconds(400))  // real time, outside any run
+        let ranUnseen = woke.value.load(ordering: .acquiring)
+        let kinds = results.map { $0.failure?.kind ?? "passed" }
+        print("attack sleep preferring a \(executor) of the run: \(kinds), ran after the run: \(ranUnseen) \(results.first?.failure?.replayLine ?? "")")
+        #expect(kinds.allSatisfy { $0 == "passed" || $0 == "escaped job" }, "\(kinds): \(results.first?.failure?.report.prefix(300) ?? "")")
+        #expect(!ranUnseen || kinds.allSatisfy { $0 == "passed" }, "the code after the sleep ran after its run ended")
+    }
+
     /// An actor on a `SerialQueue` of the run whose method sleeps, called from the scenario's
     /// structured child (a task that prefers the run's executor): the article says every sleep of
     /// a task on the run's threads is virtual; only a default actor's sleep in a task with no
@@ -607,6 +625,20 @@ enum AttackScenarios {
                 try? await Task.sleep(for: .milliseconds(100))
                 woke.value.store(true, ordering: .releasing)
             }
+        }
+    }
+
+    /// A task that prefers a queue or a pool of the run, sleeping 100 ms.
+    static func sleepPreferring(_ executor: String, woke: OutsideFlag) -> @Sendable () async -> Void {
+        {
+            let preferred: any TaskExecutor = executor == "queue" ? SerialQueue(label: "attack-preferred") : WorkerPool(threads: 1)
+            let start = MonotonicInstant.now()
+            await Task(executorPreference: preferred) {
+                try? await Task.sleep(for: .milliseconds(100))
+                woke.value.store(true, ordering: .releasing)
+            }.value
+            let slept = start.duration(to: .now())
+            Simulation.check(slept >= .milliseconds(100), "slept \(slept) of virtual time")
         }
     }
 
