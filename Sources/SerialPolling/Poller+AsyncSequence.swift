@@ -68,8 +68,10 @@ public struct PollUpdates<Value: Sendable>: AsyncSequence, Sendable {
             return try await withTaskCancellationHandler {
                 try await channel.next()
             } onCancel: {
-                channel.finish(CancellationError(), discardingBuffer: true)
-                guardian.cancelSession()
+                RuntimeCallback.run {  // under the runtime's lock: see RuntimeCallback
+                    channel.finish(CancellationError(), discardingBuffer: true)
+                    guardian.cancelSession()
+                }
             }
         }
     }

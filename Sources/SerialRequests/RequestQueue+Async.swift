@@ -22,7 +22,7 @@ extension RequestQueue {
                 slot.attach(handle)
             }
         } onCancel: {
-            slot.cancel()
+            RuntimeCallback.run { slot.cancel() }  // under the runtime's lock: see RuntimeCallback
         }
     }
 }

@@ -155,13 +155,15 @@ public final class CallbackRecorder<Value: Sendable>: Sendable {
                 if let answer = now { continuation.resume(returning: answer) }
             }
         } onCancel: {
-            let waiter = self.state.withLock { state -> Waiter? in
-                if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
-                // Not registered yet: leave a note so registration gives up at once.
-                state.cancelledWaiters.insert(id)
-                return nil
+            RuntimeCallback.run {  // under the runtime's lock: see RuntimeCallback
+                let waiter = self.state.withLock { state -> Waiter? in
+                    if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
+                    // Not registered yet: leave a note so registration gives up at once.
+                    state.cancelledWaiters.insert(id)
+                    return nil
+                }
+                waiter?.continuation.resume(returning: nil)
             }
-            waiter?.continuation.resume(returning: nil)
         }
     }
 

@@ -45,6 +45,10 @@ import Testing
         #expect(rounded(.milliseconds(1_234)) == .milliseconds(1_240))
         #expect(rounded(.zero) == .zero)
         #expect(rounded(.milliseconds(-5)) == .zero)
+        // "Sleep until cancelled" idioms: centuries saturate instead of overflowing (they trapped).
+        #expect(rounded(.nanoseconds(Int64.max)) == .nanoseconds(Int64.max))
+        #expect(rounded(.seconds(31_536_000_000)) == .nanoseconds(Int64.max))  // 1,000 years
+        #expect(rounded(.seconds(3_153_600_000)) >= .seconds(3_153_600_000))  // 100 years
     }
 
     @Test func aFailedCheckInsideATaskFailsTheRun() async throws {

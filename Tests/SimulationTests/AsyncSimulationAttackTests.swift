@@ -117,7 +117,8 @@ import Testing
     /// timer fires. `WheelClock.sleep`'s own `onCancel` (library code, not the user's) stops the
     /// timer and resumes the continuation under the runtime's status record lock, through seam
     /// operations that are scheduling points.
-    @Test(.disabled(if: getenv("ATTACK38_REPRODUCE") == nil, "reproduces bug: WheelClock.sleep's onCancel (Sleeper.cancel) takes seam locks under the runtime's status record lock: 14 of 24 seeds end stuck (a sim-tasks thread blocked in removeStatusRecord); replay: sim1:random:0:180:9e4e8b3c:CebsenNEBCiFgj3R3YI1bAu8bNYMB63WTQlBAw"))
+    /// (Reproduced 14 of 24 stuck before its `onCancel` ran inside `RuntimeCallback.run`.)
+    @Test
     func cancellingAWheelClockSleepNeverLeavesARunStuck() async {
         let (outcomes, replayed) = await offThePool { () -> ([SimulationOutcome], SimulationOutcome?) in
             let outcomes = Self.sweep(0..<24, AttackScenarios.wheelSleepCancelledAsItFires)
@@ -179,7 +180,8 @@ import Testing
     /// cancels the request"): its `onCancel` (library code) cancels the request's handle, taking
     /// the request queue's locks under the runtime's status record lock. Callers cancelled while
     /// their answers come back.
-    @Test(.disabled(if: getenv("ATTACK38_REPRODUCE") == nil, "reproduces bug: RequestQueue.response's onCancel cancels the handle (seam locks) under the runtime's status record lock: 4 of 24 seeds end stuck; replay: sim1:random:3:209:ec8039ab:JuaMVMqLuPUYdUTGslZlBHL4mzSnPoyAIIsoLFEIINIK"))
+    /// (Reproduced 4 of 24 stuck before its `onCancel` ran inside `RuntimeCallback.run`.)
+    @Test
     func cancellingAnAsyncRequestNeverLeavesARunStuck() async {
         let (outcomes, replayed) = await offThePool { () -> ([SimulationOutcome], SimulationOutcome?) in
             let outcomes = Self.sweep(0..<24, AttackScenarios.asyncRequestsCancelled)
@@ -236,12 +238,10 @@ import Testing
     /// "Sleep until cancelled" idioms (`Task.sleep(nanoseconds: .max)`, a sleep of 1,000 years)
     /// are legal Swift: under the simulator each must wait on virtual time until its task is
     /// cancelled, and the run pass, not trap on arithmetic or hang.
-    /// Each idiom traps the process (an overflow in the executor's rounding), so this runs in
-    /// process only when asked: `ATTACK38_REPRODUCE=1 ATTACK38_IDIOM="nanoseconds max"` (or
-    /// "1000 years for", "1000 years until").
-    @Test(.disabled(if: getenv("ATTACK38_IDIOM") == nil, "reproduces bug: a sleep longer than about 292 years (Task.sleep(nanoseconds: .max), the sleep-until-cancelled idiom) traps on an arithmetic overflow in SimulationTaskExecutor.rounded: the process dies (signal 4), 1 of 1 per idiom"))
-    func aSleepUntilCancelledEndsByCancellation() async {
-        let idiom = String(cString: getenv("ATTACK38_IDIOM")!)
+    /// (Each idiom trapped the process, an overflow in the executor's rounding, before it
+    /// saturated.)
+    @Test(arguments: ["nanoseconds max", "1000 years for", "1000 years until"])
+    func aSleepUntilCancelledEndsByCancellation(idiom: String) async {
         let outcomes = await offThePool { Self.sweep(0..<4, AttackScenarios.sleepUntilCancelled(idiom)) }
         #expect(Self.failures(outcomes).isEmpty, "\(idiom): \(Self.failures(outcomes))")
     }

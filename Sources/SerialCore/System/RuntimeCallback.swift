@@ -1,7 +1,8 @@
-/// Calls the Swift runtime makes into this library's executors (an `enqueue`), which it may make
-/// while it holds a lock of its own: cancelling a task that sleeps or a group's children enqueues
-/// their jobs under the task's status record lock.
-enum RuntimeCallback {
+/// Calls the Swift runtime makes into this library, which it may make while it holds a lock of
+/// its own: an executor's `enqueue` (cancelling a task that sleeps, or a group's children,
+/// enqueues their jobs under the task's status record lock), and every `onCancel` handler of
+/// `withTaskCancellationHandler` (run under that same lock) in this library's modules.
+package enum RuntimeCallback {
     /// Runs `body`, an executor's answer to the runtime.
     ///
     /// Seam: a simulated thread keeps the baton through `body` (its seam operations there are not
@@ -10,7 +11,7 @@ enum RuntimeCallback {
     /// for good (seen as runs ended `stuck`: a `cancelAll()` enqueueing a sleeping child, and that
     /// child's thread blocked in `removeStatusRecord`).
     @inline(__always)
-    static func run<T>(_ body: () throws -> T) rethrows -> T {
+    package static func run<T>(_ body: () throws -> T) rethrows -> T {
         #if SERIAL_SIMULATION
         if let thread = SimulatedThread.current {
             thread.kernel.enter()

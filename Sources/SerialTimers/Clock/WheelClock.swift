@@ -76,7 +76,7 @@ public struct WheelClock: Clock, Sendable {
                 sleeper.start(continuation, timers: self.timers, deadline: deadline, tolerance: tolerance)
             }
         } onCancel: {
-            sleeper.cancel()
+            RuntimeCallback.run { sleeper.cancel() }  // under the runtime's lock: see RuntimeCallback
         }
     }
 }

@@ -125,7 +125,8 @@ public func withWheelDeadline<Value: Sendable>(
             }
         }
     } onCancel: {
-        watch.callerCancelled(pastDeadline: clock.now >= deadline)
+        // Under the runtime's lock: see RuntimeCallback.
+        RuntimeCallback.run { watch.callerCancelled(pastDeadline: clock.now >= deadline) }
     }
 }
 

@@ -56,11 +56,13 @@ final class SimulationTaskExecutor: TaskExecutor, SchedulingExecutor, @unchecked
     /// preempts the thread) vanishes unless it exceeds the rounding (1 ms for sleeps under a
     /// second, a thousandth of the sleep above).
     static func rounded(_ delay: Duration) -> Duration {
-        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        // Saturating: "sleep until cancelled" idioms ask for centuries (`.max` nanoseconds).
+        let nanoseconds = delay.saturatingNanoseconds
         guard nanoseconds > 0 else { return .zero }
         var quantum = Self.quantumNanoseconds
-        while nanoseconds / quantum >= 1_000 { quantum *= 10 }
-        return .nanoseconds((nanoseconds + quantum - 1) / quantum * quantum)
+        while nanoseconds / quantum >= 1_000 && quantum <= Int64.max / 10 { quantum *= 10 }
+        let (up, overflow) = nanoseconds.addingReportingOverflow(quantum - 1)
+        return overflow ? .nanoseconds(Int64.max) : .nanoseconds(up / quantum * quantum)
     }
 
     /// Runs `job` on the pool once `delay` of virtual time has passed (at once for none).
