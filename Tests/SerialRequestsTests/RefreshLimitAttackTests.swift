@@ -378,10 +378,12 @@ struct RefreshLimitAttackTests {
     /// retries stop when the window is full (they do not run every interval for three hours),
     /// and after the jump, with the service back, the next request is served after one refresh.
     @Test func aJumpOfHoursDuringAnOutageRetriesAtTheLimitThenRecovers() {
-        let harness = Harness(Self.configuration, lifetime: TokenLifetime())
+        let harness = Harness(Self.configuration, lifetime: TokenLifetime(margin: .seconds(30)))
         harness.server.state.withLock { $0.refreshScript = [false] }
-        harness.advance(.seconds(50))
-        harness.submit("stale")  // free background refresh at 50 s fails; retried every 5 s
+        harness.advance(.seconds(30))
+        // Stale from 30 s: the paid attempt fails, retried every 5 s (counted): 35, 40, 45; then
+        // the window is full until the token expires at 60 s.
+        harness.submit("stale")
         harness.advance(.seconds(3 * 3600))
         let during = harness.server.refreshCalls
         #expect(during <= 1 + 3, "refreshes during the jump at \(self.refreshStarts(harness))")
