@@ -63,6 +63,9 @@ package struct CredentialRefresh<Credential> {
     package let window: Duration
     /// When the current credential expires, if known.
     package private(set) var expiresAt: MonotonicInstant?
+    /// The generation the current credential replaced, and when that one was known to expire: a
+    /// rejection of it before then was the server's, not its lifetime's.
+    private var replaced: (generation: UInt64, expiresAt: MonotonicInstant?)? = nil
     /// How long before `expiresAt` the credential is stale.
     package let margin: Duration
     /// The least wait between background refreshes (see `RequestQueue.CredentialLifetime`).
@@ -128,13 +131,30 @@ package struct CredentialRefresh<Credential> {
     package mutating func credentialExpired(
         sentGeneration: UInt64, now: MonotonicInstant, token: UInt64
     ) -> ExpiryDecision {
-        if sentGeneration < self.generation { return .resend }
+        if sentGeneration < self.generation {
+            // Resent with the current credential. When the one it was sent with had not expired,
+            // the server rejected a valid credential: the current one, which its refresh brought,
+            // buys no refresh either (else a server rejecting every credential, answering after
+            // each was replaced, would be refreshed for free as long as they came).
+            if let replaced = self.replaced, replaced.generation == sentGeneration,
+                let expiry = replaced.expiresAt, now < expiry
+            {
+                self.lifetimePaysNextRefresh = false
+            }
+            return .resend
+        }
+        // A rejection the credential's known expiry explains (it expired while the request was
+        // out) is the lifetime's doing: its refresh may be paid by the lifetime. Any other is the
+        // server's: the credential it rejected buys no refresh, so a server that rejects every
+        // new credential meets the window however long they would have lasted.
+        let expiredMeanwhile = self.freshness(at: now) == .expired
+        if !expiredMeanwhile { self.lifetimePaysNextRefresh = false }
         if self.phase != .idle {
             // A background refresh already replaces this generation: it now holds requests back.
             self.holdsRequests = true
             return .park
         }
-        guard self.admit(now: now) else { return .limitExceeded }
+        guard self.admit(now: now, ofLifetime: expiredMeanwhile) else { return .limitExceeded }
         self.phase = .waiting(token: token)
         self.holdsRequests = true
         return .parkAndRefresh(token: token)
@@ -183,6 +203,7 @@ package struct CredentialRefresh<Credential> {
         guard self.isRunning(token) else { return false }
         let next = generation ?? self.generation + 1
         if next > self.generation {
+            self.replaced = (self.generation, self.expiresAt)
             self.credential = credential
             self.generation = next
             self.expiresAt = expiresAt
