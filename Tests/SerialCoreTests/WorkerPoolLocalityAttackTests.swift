@@ -14,9 +14,10 @@ import Testing
 struct WorkerPoolLocalityAttackTests {
     static let patience = Duration.seconds(20)
 
-    /// Busy (not blocked: the pool does not know) until `done` is signalled or `patience` passed.
+    /// Busy (not blocked: the pool does not know) until `done` is signalled or 60 s passed: longer
+    /// than any wait of the test (`patience`), so the item never ends in time by itself.
     static func spin(until done: TestSemaphore) -> Bool {
-        let limit = monotonicNow() + 20_000_000_000
+        let limit = monotonicNow() + 60_000_000_000
         while monotonicNow() < limit {
             if done.wait(timeout: .zero) { return true }
         }
@@ -24,9 +25,14 @@ struct WorkerPoolLocalityAttackTests {
     }
 
     /// A ping-pong between a and b (each turn posts the next hop to the other) until `stop` is set.
-    static func startPingPong(_ a: SerialQueue, _ b: SerialQueue, hops: TestCounter, until stop: TestFlag) {
+    /// `onHop` runs in each hop's turn.
+    static func startPingPong(
+        _ a: SerialQueue, _ b: SerialQueue, hops: TestCounter, until stop: TestFlag,
+        onHop: @escaping @Sendable () -> Void = {}
+    ) {
         @Sendable func hop(here: SerialQueue, there: SerialQueue) {
             _ = hops.increment()
+            onHop()
             guard !stop.isSet else { return }
             there.async { hop(here: there, there: here) }
         }
@@ -89,13 +95,9 @@ struct WorkerPoolLocalityAttackTests {
         let hops = TestCounter()
         // Hops whose turn started while `due` waited in the run queue for a thread.
         let hopsWhileDueWaits = TestCounter()
-        @Sendable func hop(here: SerialQueue, there: SerialQueue) {
-            _ = hops.increment()
+        Self.startPingPong(a, b, hops: hops, until: stop) {
             if pool._runQueueHolds(due) { _ = hopsWhileDueWaits.increment() }
-            guard !stop.isSet else { return }
-            there.async { hop(here: there, there: here) }
         }
-        a.async { hop(here: a, there: b) }
         #expect(eventually { hops.increment(by: 0) > 1_000 }, "the ping-pong did not get going")
         let ranOutside = TestSemaphore()
         outside.async { ranOutside.signal() }
