@@ -25,16 +25,15 @@ struct WorkerPoolLocalityAttackTests {
     }
 
     /// A ping-pong between a and b (each turn posts the next hop to the other) until `stop` is set.
-    /// `onHop` runs in each hop's turn.
+    /// `onHop` runs in each hop's turn, after it posted the next hop.
     static func startPingPong(
         _ a: SerialQueue, _ b: SerialQueue, hops: TestCounter, until stop: TestFlag,
         onHop: @escaping @Sendable () -> Void = {}
     ) {
         @Sendable func hop(here: SerialQueue, there: SerialQueue) {
             _ = hops.increment()
-            onHop()
-            guard !stop.isSet else { return }
-            there.async { hop(here: there, there: here) }
+            if !stop.isSet { there.async { hop(here: there, there: here) } }
+            onHop()  // after the next hop's post: work it posts finds the `next` slot taken
         }
         a.async { hop(here: a, there: b) }
     }
@@ -53,7 +52,7 @@ struct WorkerPoolLocalityAttackTests {
         let stop = TestFlag()
         let hops = TestCounter()
         Self.startPingPong(a, b, hops: hops, until: stop)
-        #expect(eventually { hops.increment(by: 0) > 1_000 }, "the ping-pong did not get going")
+        #expect(eventually { hops.value > 1_000 }, "the ping-pong did not get going")
         let ranC = TestSemaphore()
         let sawIt = TestFlag()
         let done = TestSemaphore()
@@ -83,7 +82,7 @@ struct WorkerPoolLocalityAttackTests {
         if width == 2 {
             holder.async {
                 held.signal()
-                _ = release.wait(timeout: Self.patience)
+                _ = release.wait(timeout: .seconds(60))  // past every wait of the test
             }
             #expect(held.wait(), "the second thread never got busy")
         }
@@ -98,21 +97,98 @@ struct WorkerPoolLocalityAttackTests {
         Self.startPingPong(a, b, hops: hops, until: stop) {
             if pool._runQueueHolds(due) { _ = hopsWhileDueWaits.increment() }
         }
-        #expect(eventually { hops.increment(by: 0) > 1_000 }, "the ping-pong did not get going")
+        #expect(eventually { hops.value > 1_000 }, "the ping-pong did not get going")
         let ranOutside = TestSemaphore()
         outside.async { ranOutside.signal() }
         #expect(ranOutside.wait(timeout: Self.patience), "work from outside waited \(Self.patience) behind an endless ping-pong")
         let ranDue = TestSemaphore()
         _ = due.asyncAfter(delay: .milliseconds(2)) { ranDue.signal() }
         #expect(ranDue.wait(timeout: Self.patience), "due work waited \(Self.patience) behind an endless ping-pong")
-        let stillHopping = hops.increment(by: 0)
-        #expect(eventually { hops.increment(by: 0) > stillHopping + 100 }, "the ping-pong stopped by itself")
+        let stillHopping = hops.value
+        #expect(eventually { hops.value > stillHopping + 100 }, "the ping-pong stopped by itself")
         stop.set()
         release.signal()
         a.sync {}
         b.sync {}
         // The turn running when `due` fell due may see it waiting; no later hop may start first.
-        #expect(hopsWhileDueWaits.increment(by: 0) <= 1, "\(hopsWhileDueWaits.increment(by: 0)) hops started while due work waited")
+        #expect(hopsWhileDueWaits.value <= 1, "\(hopsWhileDueWaits.value) hops started while due work waited")
+    }
+
+    /// Width 2, the second thread held by a foreign wait: a hop's item posts d after the next hop
+    /// (the `next` slot is taken and no thread is free: d goes to the thread's own run queue).
+    /// The chain never ends by itself; d runs while it goes on (the hop limit lets own work in).
+    @Test func workInTheChainsOwnRunQueueRunsWhileTheChainGoesOn() {
+        let pool = WorkerPool(threads: 2, label: "atk-local")
+        let holder = SerialQueue(label: "holder", pool: pool)
+        let release = TestSemaphore()
+        let held = TestSemaphore()
+        holder.async {
+            held.signal()
+            _ = release.wait(timeout: .seconds(60))  // past every wait of the test
+        }
+        #expect(held.wait(), "the second thread never got busy")
+        let a = SerialQueue(label: "a", pool: pool)
+        let b = SerialQueue(label: "b", pool: pool)
+        let d = SerialQueue(label: "d", pool: pool)
+        let stop = TestFlag()
+        let hops = TestCounter()
+        let ranD = TestSemaphore()
+        let posted = TestFlag()
+        Self.startPingPong(a, b, hops: hops, until: stop) {
+            if hops.value == 1_000 {
+                d.async { ranD.signal() }
+                posted.set()
+            }
+        }
+        #expect(eventually { posted.isSet }, "the ping-pong did not get going")
+        let ran = ranD.wait(timeout: Self.patience)
+        let hopsWhenDRan = hops.value
+        #expect(eventually { hops.value > hopsWhenDRan + 100 }, "the ping-pong stopped by itself")
+        stop.set()
+        release.signal()
+        a.sync {}
+        b.sync {}
+        #expect(ran, "work in the chain's own run queue waited \(Self.patience) behind an endless chain")
+    }
+
+    /// Width 4, three ping-pongs whose hops also post, in order, to one shared queue s: with
+    /// watchers taking fills (a debug turn outlasts the patience, so chains move between threads),
+    /// each queue still runs one body at a time and s runs each chain's posts in their order.
+    @Test func chainsThatMoveBetweenThreadsKeepOneBodyAtATimeAndFIFO() {
+        let pool = WorkerPool(threads: 4, label: "atk-fifo")
+        let s = SerialQueue(label: "s", pool: pool)
+        let chains = 3
+        let hopsPerChain = 2_000
+        let inBody = (0..<(2 * chains)).map { _ in TestCounter() }
+        let overlaps = TestCounter()
+        let outOfOrder = TestCounter()
+        let lastSeen = Mutex<[Int]>(Array(repeating: -1, count: chains))
+        let done = TestSemaphore()
+        for chain in 0..<chains {
+            let queues = [SerialQueue(label: "a\(chain)", pool: pool), SerialQueue(label: "b\(chain)", pool: pool)]
+            @Sendable func hop(_ k: Int) {
+                let side = 2 * chain + k % 2
+                if inBody[side].increment() != 1 { _ = overlaps.increment() }
+                s.async {
+                    lastSeen.withLock { seen in
+                        if seen[chain] != k - 1 { _ = outOfOrder.increment() }
+                        seen[chain] = k
+                    }
+                }
+                if k + 1 < hopsPerChain {
+                    queues[(k + 1) % 2].async { hop(k + 1) }
+                } else {
+                    done.signal()
+                }
+                _ = inBody[side].increment(by: -1)
+            }
+            queues[0].async { hop(0) }
+        }
+        for _ in 0..<chains { #expect(done.wait(), "a chain never ended") }
+        s.sync {}
+        #expect(overlaps.value == 0, "\(overlaps.value) bodies of one queue overlapped")
+        #expect(outOfOrder.value == 0, "s ran \(outOfOrder.value) posts out of their order")
+        #expect(lastSeen.withLock { $0 } == Array(repeating: hopsPerChain - 1, count: chains), "s missed posts")
     }
 
     // MARK: The idle pool after a ping-pong
@@ -158,7 +234,7 @@ struct WorkerPoolLocalityAttackTests {
         let stop = TestFlag()
         let hops = TestCounter()
         Self.startPingPong(a, b, hops: hops, until: stop)
-        #expect(eventually { hops.increment(by: 0) > 20_000 }, "the ping-pong did not get going")
+        #expect(eventually { hops.value > 20_000 }, "the ping-pong did not get going")
         stop.set()
         a.sync {}
         b.sync {}
