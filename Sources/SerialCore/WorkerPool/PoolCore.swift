@@ -520,6 +520,9 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
         let start = ClockReads.monotonicNanoseconds()
         let deadline = start &+ Self.spinWindowNanoseconds
         var sawTurnover = false
+        // The last slot whose fill turned over (a chain of hops runs there): the next look at the
+        // slots starts after it, so a fill behind it is seen too.
+        var turnedOver: PoolWorker? = nil
         // The fill watched: its slot's owner, its word, and when this thread first saw it.
         var watched: (owner: PoolWorker, word: UInt, since: UInt64)? = nil
         var stolen: QueueCore? = nil
@@ -545,21 +548,35 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                     watched = nil
                 }
             } else {
-                if watched != nil { sawTurnover = true }  // its owner took it (or a watcher did)
+                if let fill = watched {  // its owner took it (or a watcher did)
+                    sawTurnover = true
+                    turnedOver = fill.owner
+                }
                 watched = nil
                 #if SERIAL_SIMULATION
                 worker.watchedReads = 0
                 #endif
-                for other in workers where other !== worker {
+                let first = turnedOver.flatMap { owner in workers.firstIndex { $0 === owner } }.map { $0 + 1 } ?? 0
+                for offset in 0..<workers.count {
+                    let other = workers[(first + offset) % workers.count]
+                    guard other !== worker else { continue }
                     let word = other.nextWord
                     if word != 0 {
-                        watched = (other, word, now)
+                        // Timed from a clock read after the word was read: a fill made after
+                        // `now` was read must not be credited with the time before it existed.
+                        watched = (other, word, ClockReads.monotonicNanoseconds())
                         break
                     }
                 }
             }
             if watched == nil && now >= deadline { break }
-            if sawTurnover && now &- start >= Self.turnoverWatchNanoseconds { break }
+            // A watch that saw only turnover ends, unless it watches a fill of another slot, which
+            // it keeps watching until it is taken or has waited the patience.
+            if sawTurnover && now &- start >= Self.turnoverWatchNanoseconds
+                && (watched == nil || watched?.owner === turnedOver)
+            {
+                break
+            }
         }
         #if SERIAL_SIMULATION
         worker.watchedReads = 0
