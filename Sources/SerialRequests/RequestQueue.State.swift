@@ -76,6 +76,8 @@ extension RequestQueue {
         var runningKinds: Set<RequestKind> = []
         var uniqueRunning = false
         var credentials: CredentialRefresh<Credential>
+        /// `Policy.refresh` calls out (they outlive a shutdown), and who waits for their end.
+        var calls = CredentialCalls()
         var parked: [RequestID] = []
         var refreshTimer: DelayedWork? = nil
         /// The wake-up that tries a failed background refresh again, if one is armed.

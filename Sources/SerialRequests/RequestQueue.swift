@@ -187,6 +187,51 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         return ended
     }
 
+    /// Waits, at most `timeout`, until no credential refresh of this queue is out: every
+    /// `Policy.refresh` it called has failed or had its new credential published to the
+    /// coordinator (accepted, or refused because another holder's won).
+    ///
+    /// Call it after `shutdown()` and before closing the transport or the coordinator, or ending
+    /// the process. `shutdown` does not stop a refresh already sent: the server may have rotated
+    /// the credential (with rotating refresh tokens, the old refresh token is then spent), and
+    /// only its publish hands the new one to the queues and processes sharing the coordinator.
+    /// Cut off before that, the next holder refreshes with a spent token. A refresh not yet sent
+    /// when the queue shut down is not sent, and a lease that was not used is released (in the
+    /// background: a release may still be on its way when this returns).
+    ///
+    /// - Parameter timeout: The longest wait (a refresh that hangs holds it up): on `scheduler`'s
+    ///   clock, or the continuous clock once the scheduler has stopped.
+    /// - Returns: `true` when no refresh is out; `false` when `timeout` passed first or the
+    ///   calling task was cancelled.
+    public func refreshSettled(within timeout: Duration) async -> Bool {
+        let waiter = self.state.withLock { $0.makeToken() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                guard self.state.withLock({ $0.calls.wait(waiter, continuation) }) else {
+                    return continuation.resume(returning: true)
+                }
+                // A cancellation that came before the continuation was kept found nothing to end.
+                if Task.isCancelled { return self.stopWaiting(waiter) }
+                let deadline = self.scheduler.now.advanced(by: timeout)
+                do {
+                    _ = try self.scheduler.schedule(at: deadline) { [weak self] in self?.stopWaiting(waiter) }
+                } catch {
+                    Task { [weak self] in
+                        try? await Task.sleep(for: timeout)
+                        self?.stopWaiting(waiter)
+                    }
+                }
+            }
+        } onCancel: {
+            RuntimeCallback.run { self.stopWaiting(waiter) }  // under the runtime's lock: see RuntimeCallback
+        }
+    }
+
+    /// Ends `waiter`'s wait with `false` if it still waits.
+    private func stopWaiting(_ waiter: UInt64) {
+        self.state.withLock { $0.calls.stopWaiting(waiter) }?.resume(returning: false)
+    }
+
     /// The counters so far (as decided; completions may still be on their way).
     public var statistics: RequestQueueStatistics { self.state.withLock { $0.statistics } }
 
@@ -405,14 +450,24 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         context: WorkContext.Captured?
     ) {
         // Given up meanwhile (timed out, shut down): the next holder may take the lease now.
-        guard self.state.withLock({ $0.credentials.isRunning(token) }) else { return self.coordinator.release(lease) }
+        // Otherwise the call is out, under the same lock, until its credential is published:
+        // a shutdown from here on does not end it (see `refreshSettled(within:)`).
+        let call = self.state.withLock { state -> UInt64? in
+            guard state.credentials.isRunning(token) else { return nil }
+            let call = state.makeToken()
+            state.calls.start(call)
+            return call
+        }
+        guard let call else { return self.coordinator.release(lease) }
         self.policy.refresh(expired) { result in
             switch result {
             case .failure(let error):
                 self.coordinator.release(lease)
+                self.endCall(call)
                 self.answerRefresh(token, .failure(error))
             case .success(let credential):
                 self.coordinator.publish(credential, under: lease) { outcome in
+                    self.endCall(call)
                     switch outcome {
                     case .failure(let error):
                         self.answerRefresh(token, .failure(error))
@@ -432,6 +487,12 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
                 }
             }
         }
+    }
+
+    /// `call` is no longer out: its credential is published, or it failed.
+    private func endCall(_ call: UInt64) {
+        let settled = self.state.withLock { $0.calls.end(call) }
+        for waiter in settled { waiter.resume(returning: true) }
     }
 
     /// The refresh's end, decided on the scheduler.

@@ -80,5 +80,70 @@ enum CredentialLifetimeScenarios {
             "generations \(queues.map(\.credentialGeneration)): a queue did not get the new token")
         for queue in queues { queue.shutdown() }
     }
+    /// A coordinator across processes in miniature: each publish is a message to `queue` (a
+    /// database round trip), so the end of `Policy.refresh` and the end of its publish are apart.
+    final class RemoteCoordinator: CredentialCoordinator, Sendable {
+        let local: LocalCredentialCoordinator<String>
+        let queue: SerialQueue
+        init(queue: SerialQueue) {
+            self.queue = queue
+            self.local = LocalCredentialCoordinator(scheduler: queue, leaseDuration: .seconds(3600))
+        }
+        func acquire(
+            replacing generation: UInt64,
+            completion: @escaping @Sendable (Result<CredentialGrant<String>, any Error>) -> Void
+        ) {
+            self.queue.async { self.local.acquire(replacing: generation, completion: completion) }
+        }
+        func publish(
+            _ credential: String, under lease: CredentialLease,
+            completion: @escaping @Sendable (Result<PublishOutcome, any Error>) -> Void
+        ) {
+            self.queue.async { self.local.publish(credential, under: lease, completion: completion) }
+        }
+        func release(_ lease: CredentialLease) { self.queue.async { self.local.release(lease) } }
+    }
+
+    /// The promise (`RequestQueue.refreshSettled(within:)`): `shutdown` does not cut off a
+    /// refresh already sent; once the wait returns `true`, a credential the server issued has
+    /// reached the coordinator, and a refresh not sent by the shutdown is never sent.
+    ///
+    /// The credential has expired at the start, so the first request parks and the refresh
+    /// starts (lease, `Policy.refresh` on the endpoint's queue, publish on the coordinator's);
+    /// a thread shuts the queue down at any of those steps; then the scenario waits.
+    static let refreshOutAtShutdownIsPublishedBeforeTheWaitEnds: @Sendable () async -> Void = {
+        let coordinator = RemoteCoordinator(queue: SerialQueue(label: "sim-settle-coord"))
+        let transport = StaleFleetTransport(queue: SerialQueue(label: "sim-settle-server"))
+        let endpoint = SerialQueue(label: "sim-settle-auth")
+        let issued = ScenarioBox(0)  // on the endpoint's queue
+        let start = MonotonicInstant.now()
+        let policy = RequestQueue<StaleFleetTransport>.Policy(
+            classify: { _, _ in .success },
+            refresh: { _, completion in
+                endpoint.async {
+                    issued.value += 1
+                    completion(.success("token-1"))
+                }
+            },
+            lifetime: .init(refreshMargin: .seconds(1), retryInterval: .seconds(3600)) { token in
+                start.advanced(by: token == "token-0" ? .seconds(-1) : .seconds(3600))
+            })
+        let queue = RequestQueue(
+            transport: transport, credential: "token-0", policy: policy, coordinator: coordinator,
+            scheduler: SerialQueue(label: "sim-settle-queue"))
+        queue.submit(1) { _ in }
+        await SerialQueue(label: "sim-settle-stopper").run { queue.shutdown() }
+        let settled = await queue.refreshSettled(within: .seconds(3600))
+        let issuedWhenSettled = await endpoint.run { issued.value }
+        let generation = coordinator.local.generation
+        Simulation.check(settled, "the wait timed out: a refresh still out after an hour")
+        Simulation.check(
+            issuedWhenSettled == 0 || generation == 1,
+            "the wait ended with the server's new token unpublished (coordinator at generation \(generation.map(String.init) ?? "none"))")
+        for serial in [coordinator.queue, transport.queue] { await serial.run {} }
+        let issuedAtTheEnd = await endpoint.run { issued.value }
+        Simulation.check(
+            issuedAtTheEnd == issuedWhenSettled, "a refresh was sent after the queue shut down and the wait ended")
+    }
 }
 #endif

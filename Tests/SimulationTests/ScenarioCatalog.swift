@@ -99,6 +99,9 @@ enum ScenarioCatalog {
         CatalogEntry("requests-complete-once-shutdown", .random, weight: 1, P.requestsCompleteExactlyOnce(shutdownRacing: true)),
         CatalogEntry(
             "stale-fleet-refreshes-once", .random, weight: 2, CredentialLifetimeScenarios.staleFleetRefreshesOncePerGeneration),
+        CatalogEntry(
+            "refresh-out-at-shutdown-published", .random, weight: 1,
+            async: CredentialLifetimeScenarios.refreshOutAtShutdownIsPublishedBeforeTheWaitEnds),
         CatalogEntry("async-jobs-on-the-run-random", .random, weight: 1, async: AsyncScenarios.everyKindOfJob),
         CatalogEntry("hop-chain-yields", .random, weight: 1, LivenessScenarios.hopChainYields),
     ]
@@ -123,6 +126,7 @@ enum ScenarioCatalog {
         "watchdog-watch-during-look": "stall-reported-watched-any-time",
         "watchdog-batch-not-waiting": "stall-waiting-behind-long-item",
         "watchdog-late-disarm": "watch-racing-stop-watching",
+        "settled-before-publish": "refresh-out-at-shutdown-published",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }

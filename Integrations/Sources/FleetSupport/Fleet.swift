@@ -27,6 +27,8 @@ public struct FleetScenario: Sendable {
     public var refreshMargin: Duration = .seconds(1)
     /// The wait between two submissions of a replica (zero: all at once).
     public var pace: Duration = .zero
+    /// How long the server takes to answer a refresh (it rotates at the end of the wait).
+    public var rotationDelay: Duration = .zero
     /// The whole run's bound: workers still running then are killed and the run fails.
     public var timeout: Duration = .seconds(120)
     /// The coordinators' TLS: a PEM file of trust roots and the name the server's certificate
@@ -92,6 +94,7 @@ public enum Fleet {
         let initialExpiresAt = scenario.accessTokenLifetime.map { TokenPair.unixMilliseconds() + $0.milliseconds } ?? 0
         behaviour.hangingRefreshes = scenario.killLeaseHolder ? 1 : 0
         behaviour.reuseGrace = scenario.reuseGrace
+        behaviour.rotationDelay = scenario.rotationDelay
         let server = try await LoopbackServer.start(behaviour: behaviour)
         defer { Task { await server.stop() } }
         let table = "fleet_\(UInt32.random(in: 0...UInt32.max))"

@@ -154,6 +154,12 @@ public enum FleetWorker {
                 scheduler: scheduler)
             let report = await self.send(options, through: queue)
             queue.shutdown()
+            // A refresh ahead of expiry may be out: the server may have rotated already, so its
+            // pair must reach the table before the HTTP client and the coordinator close (cut
+            // off, the next holder would refresh with a spent token: a reuse detection).
+            if !(await queue.refreshSettled(within: .seconds(25))) {
+                print("WARNING \(options.name): a refresh still out after 25 seconds")
+            }
             return report
         }
         await postgres?.close()

@@ -105,6 +105,34 @@ struct FleetTests {
         }
     }
 
+    /// A replica whose requests all end while its refresh ahead of expiry is out: the server
+    /// rotates the pair only after the replica has shut its queue down. The replica waits for the
+    /// refresh to settle (`RequestQueue.refreshSettled(within:)`) before closing its HTTP client
+    /// and coordinator, so the table holds the pair the server issued. Cut off instead, the
+    /// rotated pair died with the process and the next holder refreshed with a spent token (CI,
+    /// 2026-11-29: 2 reuse detections and a rejected request in the TLS fleet).
+    @Test func aReplicaEndingWhileItsRefreshIsOutPublishesItBeforeItExits() async throws {
+        let postgres = try SharedPostgres.get()
+        var scenario = FleetScenario()
+        scenario.processes = 1
+        scenario.requestsPerProcess = 5
+        scenario.inFlight = 5
+        scenario.accessTokenLifetime = .seconds(30)
+        scenario.refreshMargin = .seconds(60)  // stale from the start: the first send starts the refresh
+        scenario.rotationDelay = .seconds(1)  // the requests end long before the server rotates
+        let report = try await Fleet.run(scenario, postgres: postgres)
+        #expect(report.failures.isEmpty, "\(report.failures)")
+        #expect(report.submitted == 5 && report.completedOnce == 5)
+        #expect(report.server.refreshes == 1, "rotations: \(report.server.refreshes)")
+        let reader = try await PostgresCredentialCoordinator<TokenPair>.connect(
+            report.options.postgres, initial: .initial, codec: try report.options.codec())
+        try await closing([reader]) { () async throws in
+            let (pair, generation) = try await reader.current()
+            #expect(generation == 1 && pair.access == "a1" && pair.refresh == "r1",
+                    "stored generation \(generation): \(pair); the server rotated once, after the replica's requests ended")
+        }
+    }
+
     @Test func aLeaseHolderKilledMidRefreshIsTakenOverWithinTheLeasePlusABound() async throws {
         let postgres = try SharedPostgres.get()
         var scenario = FleetScenario()
