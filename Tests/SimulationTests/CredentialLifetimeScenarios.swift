@@ -109,19 +109,38 @@ enum CredentialLifetimeScenarios {
     /// reached the coordinator, and a refresh not sent by the shutdown is never sent.
     ///
     /// The credential has expired at the start, so the first request parks and the refresh
-    /// starts (lease, `Policy.refresh` on the endpoint's queue, publish on the coordinator's);
-    /// a thread shuts the queue down at any of those steps; then the scenario waits.
+    /// starts (lease, `Policy.refresh` on the endpoint's queue, publish on the coordinator's).
+    /// Twice: a thread shuts the queue down at any of those steps; then the endpoint does while
+    /// answering (the fleet's case: the refresh is out). Each time the scenario then waits.
     static let refreshOutAtShutdownIsPublishedBeforeTheWaitEnds: @Sendable () async -> Void = {
+        await refreshSettles(shutdownByTheEndpoint: false)
+        await refreshSettles(shutdownByTheEndpoint: true)
+    }
+
+    /// What the endpoint shuts down, and whom it tells: written before the first request is
+    /// submitted, read on the endpoint's queue after (the queue's locks order the two). Weak: the
+    /// policy holds this, and the queue holds the policy.
+    final class QueueToStop: @unchecked Sendable {
+        weak var queue: RequestQueue<StaleFleetTransport>?
+        var stopped: CheckedContinuation<Void, Never>?
+    }
+
+    private static func refreshSettles(shutdownByTheEndpoint: Bool) async {
         let coordinator = RemoteCoordinator(queue: SerialQueue(label: "sim-settle-coord"))
         let transport = StaleFleetTransport(queue: SerialQueue(label: "sim-settle-server"))
         let endpoint = SerialQueue(label: "sim-settle-auth")
         let issued = ScenarioBox(0)  // on the endpoint's queue
+        let toStop = QueueToStop()
         let start = MonotonicInstant.now()
         let policy = RequestQueue<StaleFleetTransport>.Policy(
             classify: { _, _ in .success },
             refresh: { _, completion in
                 endpoint.async {
                     issued.value += 1
+                    if shutdownByTheEndpoint {
+                        toStop.queue?.shutdown()
+                        toStop.stopped?.resume()
+                    }
                     completion(.success("token-1"))
                 }
             },
@@ -131,15 +150,25 @@ enum CredentialLifetimeScenarios {
         let queue = RequestQueue(
             transport: transport, credential: "token-0", policy: policy, coordinator: coordinator,
             scheduler: SerialQueue(label: "sim-settle-queue"))
-        queue.submit(1) { _ in }
-        await SerialQueue(label: "sim-settle-stopper").run { queue.shutdown() }
+        toStop.queue = queue
+        if shutdownByTheEndpoint {
+            await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in
+                toStop.stopped = stopped
+                queue.submit(1) { _ in }
+            }
+        } else {
+            queue.submit(1) { _ in }
+            await SerialQueue(label: "sim-settle-stopper").run { queue.shutdown() }
+        }
         let settled = await queue.refreshSettled(within: .seconds(3600))
-        let issuedWhenSettled = await endpoint.run { issued.value }
+        // The coordinator first: a token the server issued before the wait ended must be there.
         let generation = coordinator.local.generation
+        let issuedWhenSettled = await endpoint.run { issued.value }
         Simulation.check(settled, "the wait timed out: a refresh still out after an hour")
         Simulation.check(
             issuedWhenSettled == 0 || generation == 1,
-            "the wait ended with the server's new token unpublished (coordinator at generation \(generation.map(String.init) ?? "none"))")
+            "the wait ended with the server's new token unpublished (coordinator at generation "
+                + "\(generation.map(String.init) ?? "none"), shut down by the endpoint: \(shutdownByTheEndpoint))")
         for serial in [coordinator.queue, transport.queue] { await serial.run {} }
         let issuedAtTheEnd = await endpoint.run { issued.value }
         Simulation.check(

@@ -34,6 +34,27 @@ import Testing
         #expect(results[5].passed && results[5].traceHash == results[6].traceHash, "\(SimulationTestScenarios.describe(results))")
     }
 
+    /// Queues made and released one after another in a run: pthreads hands a released queue's
+    /// worker handle to the next queue's worker, and the join on release must wait for the live
+    /// thread, not find the finished one that had the handle before (which let the join through
+    /// to a real `pthread_join` on a worker still waiting for the baton: the run ended `stuck`
+    /// after 30 s, seen with two queues released in turn; `nondeterministic` when glibc did
+    /// not reuse the handle on the second run of a seed).
+    @Test func queuesReleasedInTurnAreEachJoinedWhenTheirWorkerHasFinished() async {
+        let results = await offThePool { () -> [SimulationResult] in
+            (0..<3).map { seed in
+                Simulation(strategy: .random).run(seed: UInt64(seed)) {
+                    for round in 0..<4 {
+                        let queue = SerialQueue(label: "sim-turn-\(round)")
+                        queue.sync {}
+                    }
+                }
+            }
+        }
+        let failed = results.filter { !$0.passed }
+        #expect(failed.isEmpty, "\(failed.map { $0.failure?.report ?? "" })")
+    }
+
     /// An ordinary thread using a fresh queue after failed runs (which left parked threads).
     @Test func ordinaryCodeAfterFailedRunsWorks() async {
         let ok = await offThePool { () -> Bool in

@@ -180,7 +180,10 @@ extension SimulationKernel {
     func join(_ handle: pthread_t, by me: SimulatedThread) -> Bool {
         self.enter()
         self.parkIfEnded(me)
-        guard let target = self.threads.first(where: { $0.handle.map { pthread_equal($0, handle) != 0 } ?? false })
+        // The newest thread with that handle: pthreads reuses a joined thread's handle for a
+        // later thread, and an older record, finished, would let the join through while the
+        // thread it names still waits for the baton (then the real join never returns).
+        guard let target = self.threads.last(where: { $0.handle.map { pthread_equal($0, handle) != 0 } ?? false })
         else {
             self.leave()
             return false
