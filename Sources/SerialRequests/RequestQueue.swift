@@ -41,7 +41,8 @@ import Synchronization
 /// `LocalCredentialCoordinator`, which grants every request at once; share one to refresh once
 /// for several queues. A new credential obtained under a lease is published even if the queue
 /// gave up waiting for it (refresh timeout, shutdown): the server may already have rotated away
-/// the one it replaced.
+/// the one it replaced. `refreshSettled(within:)` waits for that publish (before closing the
+/// transport or the coordinator, or exiting).
 ///
 /// **Threads.** `submit`, `RequestHandle.cancel` and `shutdown` may be called from any thread,
 /// including from inside callbacks; they decide under a lock and return at once. Everything the
