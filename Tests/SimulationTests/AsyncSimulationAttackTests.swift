@@ -135,45 +135,39 @@ import Testing
         #expect(Self.failures(outcomes).isEmpty, "\(Self.failures(outcomes).count) of 24: \(Self.failures(outcomes))")
     }
 
-    /// A sleep inside `withTaskExecutorPreference(globalConcurrentExecutor)`: its jobs reach the
-    /// global hook; its wake-up must be virtual, or at worst end the run as `escaped job` (never
-    /// stuck, never a deadlock, never run unseen).
-    @Test(.disabled(if: getenv("ATTACK38_REPRODUCE") == nil, "reproduces bug: a Task.sleep under withTaskExecutorPreference(globalConcurrentExecutor) goes to Dispatch unseen; the run ends as a deadlock at virtual +2 µs, not escaped job (4 of 4); replay: sim1:random:0:19:b05a9b4a:CebsAg"))
-    func aSleepPreferringTheGlobalExecutorIsVirtualOrEscapes() async {
+    /// A sleep inside `withTaskExecutorPreference(globalConcurrentExecutor)`: its wake-up goes
+    /// to the default executor, which in simulation builds routes the run's jobs to the run
+    /// (`SimulationDefaultExecutor`): the sleep is virtual and the run passes.
+    /// (Reproduced 4 of 4 as a deadlock at virtual +2 µs, the wake-up going to Dispatch, before.)
+    @Test func aSleepPreferringTheGlobalExecutorIsVirtual() async {
         let outcomes = await offThePool { Self.sweep(0..<4, AttackScenarios.sleepPreferringGlobalExecutor) }
-        let kinds = outcomes.map { $0.failure?.kind.rawValue ?? "passed" }
-        print("attack sleep preferring the global executor: \(kinds) \(Self.failures(outcomes).first ?? "")")
-        #expect(kinds.allSatisfy { $0 == "passed" || $0 == "escaped job" }, "\(Self.failures(outcomes))")
+        #expect(Self.failures(outcomes).isEmpty, "\(Self.failures(outcomes))")
     }
 
-    /// Promise ("Escapes": "the job never runs"): the wake-up of that sleep, 100 ms of real time
-    /// later, must not run the scenario's code after the run has ended.
-    @Test(.disabled(if: getenv("ATTACK38_REPRODUCE") == nil, "reproduces bug: the Dispatch wake-up of a sleep preferring the global executor runs the scenario's code after its run ended (deadlock reported; 1 of 1, every time)"))
-    func aSleepPreferringTheGlobalExecutorNeverRunsUnseenAfterTheRun() async throws {
+    /// Promise ("Escapes": "the job never runs" unseen): the code after that sleep runs inside
+    /// the run, never after it. (Before: it ran 100 ms of real time after the run ended, on a
+    /// Dispatch thread, every time.)
+    @Test func aSleepPreferringTheGlobalExecutorWakesInsideTheRun() async throws {
         let woke = OutsideFlag()
         let result = await offThePool { Simulation(strategy: .random).run(seed: 0, AttackScenarios.sleepPreferringGlobalExecutor(woke: woke)) }
-        try await Task.sleep(for: .milliseconds(600))  // real time, outside any run
-        let ranUnseen = woke.value.load(ordering: .acquiring)
-        print("attack unseen wake-up: run \(result.failure?.kind ?? "passed"); the code after the sleep ran after the run: \(ranUnseen)")
-        #expect(result.failure?.kind == "escaped job" || result.passed, "\(result.failure?.kind ?? ""): \(result.failure?.report.prefix(300) ?? "")")
-        #expect(!ranUnseen, "the scenario's code after its sleep ran after the run ended, on no simulated thread")
+        #expect(result.passed, "\(result.failure?.kind ?? ""): \(result.failure?.report.prefix(300) ?? "")")
+        let woken = woke.value.load(ordering: .acquiring)
+        #expect(woken, "the code after the sleep had not run when the run ended")
     }
 
-    /// The article's own case ("A sleep on a default actor, in a task with no executor
-    /// preference"): it promises the run ends as `escaped job` and the job never runs unseen.
-    /// A `Task {}` whose default actor method sleeps 100 ms.
-    @Test(.disabled(if: getenv("ATTACK38_REPRODUCE") == nil, "reproduces bug: the article's documented case (a default actor's sleep in a Task {}) ends as deadlock, not escaped job, 3 of 3 seeds, and the wake-up runs the code after the sleep after the run ended; replay: sim1:random:0:42:62e4cb67:CebsenMEAQ"))
-    func aSleepOnADefaultActorInAnUnstructuredTaskEscapesAndNeverRunsUnseen() async throws {
+    /// The article's old exception ("a sleep on a default actor, in a task with no executor
+    /// preference"): a `Task {}` whose default actor method sleeps 100 ms now sleeps on virtual
+    /// time, and the code after the sleep runs inside the run. (Before: a deadlock, 3 of 3
+    /// seeds, and the wake-up ran the code after the run ended.)
+    @Test func aSleepOnADefaultActorInAnUnstructuredTaskIsVirtual() async throws {
         let woke = OutsideFlag()
         let results = await offThePool {
             (0..<UInt64(3)).map { Simulation(strategy: .random).run(seed: $0, AttackScenarios.sleepOnDefaultActor(woke: woke)) }
         }
-        try await Task.sleep(for: .milliseconds(600))  // real time, outside any run
-        let ranUnseen = woke.value.load(ordering: .acquiring)
         let kinds = results.map { $0.failure?.kind ?? "passed" }
-        print("attack default actor sleep: \(kinds); code after the sleep ran after a run: \(ranUnseen)")
-        #expect(kinds.allSatisfy { $0 == "escaped job" || $0 == "passed" }, "\(kinds): \(results.first?.failure?.description.prefix(400) ?? "")")
-        #expect(!ranUnseen, "the code after the sleep ran after its run ended, on no simulated thread")
+        #expect(kinds.allSatisfy { $0 == "passed" }, "\(kinds): \(results.first { !$0.passed }?.failure?.description.prefix(400) ?? "")")
+        let woken = woke.value.load(ordering: .acquiring)
+        #expect(woken, "the code after the sleep had not run when the runs ended")
     }
 
     /// The runtime-callback rule and `RequestQueue.response` ("Cancelling the calling task
@@ -209,21 +203,19 @@ import Testing
     }
 
     /// The article: "a task that prefers an executor of its own (a `SerialQueue`, a `WorkerPool`
-    /// of the run) runs there and is explored". A sleep in such a task must be virtual too, or
-    /// at worst end the run as `escaped job`, and the code after it must never run unseen.
-    @Test(.disabled(if: getenv("ATTACK38_REPRODUCE") == nil, "reproduces bug: Task.sleep in a Task(executorPreference:) of a SerialQueue or WorkerPool of the run never reaches virtual time (the wake-up goes to Dispatch): the run ends as a deadlock at virtual +25 µs, 2 of 2 seeds each, blaming a task 'suspended on something no one will do'; replay (queue): sim1:random:0:42:62e4cb67:CebsenMEAQ, (pool): sim1:random:0:44:b0a05187:CebsenMEAQ"),
-        arguments: ["queue", "pool"])
+    /// of the run) runs there and is explored". A sleep in such a task is virtual too (its
+    /// wake-up goes to the default executor: neither schedules), and the code after it runs
+    /// inside the run. (Before: a deadlock at virtual +25 µs, 2 of 2 seeds each.)
+    @Test(arguments: ["queue", "pool"])
     func aSleepPreferringAnExecutorOfTheRunIsVirtual(executor: String) async throws {
         let woke = OutsideFlag()
         let results = await offThePool {
             (0..<UInt64(2)).map { Simulation(strategy: .random).run(seed: $0, AttackScenarios.sleepPreferring(executor, woke: woke)) }
         }
-        try await Task.sleep(for: .milliseconds(400))  // real time, outside any run
-        let ranUnseen = woke.value.load(ordering: .acquiring)
         let kinds = results.map { $0.failure?.kind ?? "passed" }
-        print("attack sleep preferring a \(executor) of the run: \(kinds), ran after the run: \(ranUnseen) \(results.first?.failure?.replayLine ?? "")")
-        #expect(kinds.allSatisfy { $0 == "passed" || $0 == "escaped job" }, "\(kinds): \(results.first?.failure?.report.prefix(300) ?? "")")
-        #expect(!ranUnseen || kinds.allSatisfy { $0 == "passed" }, "the code after the sleep ran after its run ended")
+        #expect(kinds.allSatisfy { $0 == "passed" }, "\(kinds): \(results.first { !$0.passed }?.failure?.report.prefix(300) ?? "")")
+        let woken = woke.value.load(ordering: .acquiring)
+        #expect(woken, "the code after the sleep had not run when the runs ended")
     }
 
     /// An actor on a `SerialQueue` of the run whose method sleeps, called from the scenario's
@@ -633,10 +625,13 @@ enum AttackScenarios {
     /// The same, 100 ms; `woke` is set by the code after the sleep (it must never run unseen).
     static func sleepPreferringGlobalExecutor(woke: OutsideFlag) -> @Sendable () async -> Void {
         {
+            let start = MonotonicInstant.now()
             await withTaskExecutorPreference(globalConcurrentExecutor) {
                 try? await Task.sleep(for: .milliseconds(100))
                 woke.value.store(true, ordering: .releasing)
             }
+            let slept = start.duration(to: .now())
+            Simulation.check(slept >= .milliseconds(100), "slept \(slept) of virtual time")
         }
     }
 
@@ -658,7 +653,10 @@ enum AttackScenarios {
     static func sleepOnDefaultActor(woke: OutsideFlag, for duration: Duration = .milliseconds(100)) -> @Sendable () async -> Void {
         {
             let actor = AttackSleepyActor()
+            let start = MonotonicInstant.now()
             await Task { await actor.sleep(woke: woke, for: duration) }.value
+            let slept = start.duration(to: .now())
+            Simulation.check(slept >= duration, "slept \(slept) of virtual time")
         }
     }
 

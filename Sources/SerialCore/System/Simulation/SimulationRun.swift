@@ -110,6 +110,7 @@ package enum SimulationRun {
         }
         SimulationTrapLine.install()
         return Self.oneAtATime.withLock { _ in
+            SimulationDefaultExecutor.installOnce()
             SimulationTaskHooks.install()
             defer {
                 SimulationTasks.endRouting()

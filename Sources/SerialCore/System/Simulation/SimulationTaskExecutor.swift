@@ -9,7 +9,7 @@ import Glibc
 /// **Why a scheduling executor.** On Swift 6.3, `Task.sleep` does not reach the runtime's
 /// delayed-enqueue hooks: it gives its wake-up job to `Task.currentSchedulingExecutor`, which is
 /// the task executor the job runs on when that executor schedules (this one: every job of the
-/// run runs on the pool as this executor), else the default executor (Dispatch, on Linux). So
+/// run runs on the pool as this executor), else the default executor (`SimulationDefaultExecutor`). So
 /// every sleep of every task on the run's threads comes here, whether the task prefers this
 /// executor or was routed to the pool by the global hook. This uses the toolchain's executor
 /// SPI (`SchedulingExecutor`), only in simulation builds.

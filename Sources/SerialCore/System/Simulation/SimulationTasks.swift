@@ -118,8 +118,7 @@ package final class SimulationTasks: @unchecked Sendable {  // mutable state gua
         self.kernel.end(.escaped, "a job of \(self.title(of: id)) was enqueued from a thread outside the run "
             + "(a continuation resumed from a thread of your own, or a callback on a library's own thread); "
             + "it would run unseen by the scheduler, so it never runs. Resume continuations from the run's "
-            + "threads: a SerialQueue's work, or a task of the run. (A Task {} with no executor preference that "
-            + "sleeps on a default actor gets its wake-up from Dispatch this way: sleep off the actor.)")
+            + "threads: a SerialQueue's work, or a task of the run.")
     }
 
     private func take(_ job: UnownedJob, afterNanoseconds delay: UInt64?) -> Bool {
