@@ -208,19 +208,16 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         let waiter = self.state.withLock { $0.makeToken() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                guard self.state.withLock({ $0.calls.wait(waiter, continuation) }) else {
+                let deadline = self.scheduler.now.advanced(by: timeout)
+                guard self.state.withLock({ $0.calls.wait(waiter, continuation, until: deadline) }) else {
                     return continuation.resume(returning: true)
                 }
                 // A cancellation that came before the continuation was kept found nothing to end.
                 if Task.isCancelled { return self.stopWaiting(waiter) }
-                let deadline = self.scheduler.now.advanced(by: timeout)
                 do {
                     _ = try self.scheduler.schedule(at: deadline) { [weak self] in self?.stopWaiting(waiter) }
                 } catch {
-                    Task { [weak self] in
-                        try? await Task.sleep(for: timeout)
-                        self?.stopWaiting(waiter)
-                    }
+                    self.stopWaiting(waiter, afterContinuousTime: timeout)
                 }
             }
         } onCancel: {
@@ -231,6 +228,15 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     /// Ends `waiter`'s wait with `false` if it still waits.
     private func stopWaiting(_ waiter: UInt64) {
         self.state.withLock { $0.calls.stopWaiting(waiter) }?.resume(returning: false)
+    }
+
+    /// Ends `waiter`'s wait with `false` after `delay` on the continuous clock (the scheduler has
+    /// stopped: it runs no timer). The waiting task holds the queue meanwhile.
+    private func stopWaiting(_ waiter: UInt64, afterContinuousTime delay: Duration) {
+        Task { [weak self] in
+            try? await Task.sleep(for: delay)
+            self?.stopWaiting(waiter)
+        }
     }
 
     /// The counters so far (as decided; completions may still be on their way).
@@ -300,6 +306,11 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
             return true
         }
         if drainHere { self.drain() }
+        // The scheduler cancelled its pending work, the timers of `refreshSettled` waits among it.
+        let now = self.scheduler.now
+        for (waiter, deadline) in self.state.withLock({ $0.calls.deadlines }) {
+            self.stopWaiting(waiter, afterContinuousTime: now.duration(to: deadline))
+        }
     }
 
     /// Runs the effects decided so far and any decided while it runs: on the scheduler, or on the
@@ -461,6 +472,9 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         }
         guard let call else { return self.coordinator.release(lease) }
         self.policy.refresh(expired) { result in
+            // Answered once: a later answer (a policy answering twice) is ignored, never
+            // published nor taken for the refresh's end.
+            guard self.state.withLock({ $0.calls.answer(call) }) else { return }
             switch result {
             case .failure(let error):
                 self.coordinator.release(lease)
