@@ -120,7 +120,6 @@ struct StallWatchdogAttackTests {
         let pool = WorkerPool(threads: 2, label: "att-both")
         let queue =
             mode == .pooled ? SerialQueue(label: "att-both-\(mode)", pool: pool) : Self.queue(mode, label: "att-both-\(mode)")
-        watchdog.watch(queue)
         let started = TestSemaphore()
         let release = TestSemaphore()
         queue.async {
@@ -128,6 +127,9 @@ struct StallWatchdogAttackTests {
             _ = release.wait(timeout: .seconds(30))
         }
         #expect(started.wait(timeout: .seconds(20)))
+        // Watched once the long item runs: on a loaded machine (AddressSanitizer, 2026-11-29) the
+        // worker started it 21 ms late, and that wait was rightly reported as a third stall.
+        watchdog.watch(queue)
         queue.async {}  // enters the FIFO while the long item runs
         #expect(reports.arrived.wait(timeout: .seconds(20)), "no first report")
         #expect(reports.arrived.wait(timeout: .seconds(20)), "no second report")
@@ -309,8 +311,6 @@ struct StallWatchdogAttackTests {
         defer { watchdog.stop() }
         let hog = SerialQueue(label: "att-hog", pool: pool)
         let starved = SerialQueue(label: "att-starved", pool: pool)
-        watchdog.watch(hog)
-        watchdog.watch(starved)
         let started = TestSemaphore()
         let release = TestSemaphore()
         hog.async {
@@ -318,6 +318,10 @@ struct StallWatchdogAttackTests {
             _ = release.wait(timeout: .seconds(30))
         }
         #expect(started.wait(timeout: .seconds(20)))
+        // Watched once the hog runs: its own start may come more than 20 ms late on a loaded
+        // machine, a waiting stall of its own (see the test above).
+        watchdog.watch(hog)
+        watchdog.watch(starved)
         starved.async {}
         #expect(reports.arrived.wait(timeout: .seconds(20)))
         #expect(reports.arrived.wait(timeout: .seconds(20)))
