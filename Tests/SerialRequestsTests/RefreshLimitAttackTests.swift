@@ -3,6 +3,10 @@ import SerialRequests
 import SerialTesting
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Attacks on the refresh limit with a known lifetime (commit 4c68d87: a credential fresh for at
 /// least `retryInterval` after it arrives pays for its own first refresh ahead of or at its expiry;
 /// rejections, credentials fresh for less, and retries still count). All on virtual time. Each
@@ -448,6 +452,130 @@ struct RefreshLimitAttackTests {
         self.expectEachEndedOnce(harness, tags)
         #expect(self.outcomes(harness, tags).keys.sorted() == ["ok"], "\(self.outcomes(harness, tags))")
         #expect(harness.queue.statistics.refreshesRefused == 0)
+        #expect(self.sendsWithExpiredCredential(harness.server).isEmpty)
+    }
+}
+
+// MARK: - Attacks of 2026-11-29 (attack40c): older generations, clock jumps, races with the background refresh
+
+/// Limit 1 per `window`, tokens of 60 s (margin 10 s, retryInterval 5 s), and one counted refresh
+/// at 1 s (token 0 revoked by the server: the 401 is counted, 1 of 1): token 1 arrives at 1.02 s,
+/// expires at 61.02 s and pays for its own refresh; the window is full for the rest of the test,
+/// so any refresh that counts is refused.
+extension RefreshLimitAttackTests {
+    func harnessWithTheWindowFull(window: Duration = .seconds(3600)) -> Harness {
+        let harness = Harness(
+            TestQueue.Configuration(
+                maximumConcurrent: 4, maximumRedirects: 10, refreshLimit: 1, refreshWindow: window, agingInterval: nil),
+            lifetime: TokenLifetime())
+        harness.advance(.seconds(1))
+        harness.server.expireToken()
+        harness.submit("revoked")  // 401 at 1.01 s: counted; token 1 at 1.03 s
+        harness.advance(.seconds(1))
+        return harness
+    }
+
+    /// Attack 12: a 401 of the replaced credential explained by its known expiry (the request was
+    /// out across it) arrives after the background refresh installed the next token: it must not
+    /// take the next token's paid refresh away. Token 1's request "long" (sent at 50.9 s, 10.2 s
+    /// of latency) meets token 1's expiry (61.03 s); token 2 came at 51.12 s from token 1's paid
+    /// background refresh. Token 2's own refresh (from 101.12 s) must be paid too: everything
+    /// served until 130 s with the window full.
+    @Test func a401OfTheReplacedTokenExplainedByItsExpiryKeepsTheNextTokensPay() {
+        let harness = self.harnessWithTheWindowFull()
+        harness.scheduler.advance(to: harness.start.advanced(by: .milliseconds(50_900)))
+        harness.submit("long", latency: .milliseconds(10_200))
+        harness.advance(.milliseconds(200))  // 51.1 s: token 1 stale
+        var tags = ["long"] + self.traffic(harness, every: .seconds(1), until: .seconds(130), tag: "t")
+        harness.advance(.seconds(1))
+        tags.append("revoked")
+        #expect(harness.recorder.results("long").count == 1)
+        #expect(harness.server.state.withLock { $0.sends.filter { $0.name == "long" }.count } == 2, "long was resent")
+        self.expectEachEndedOnce(harness, tags)
+        #expect(self.outcomes(harness, tags).keys.sorted() == ["ok"], "\(self.outcomes(harness, tags))")
+        #expect(harness.queue.statistics.refreshesRefused == 0)
+        #expect(harness.server.refreshCalls == 3, "refreshes at \(self.refreshStarts(harness))")
+        #expect(self.sendsWithExpiredCredential(harness.server).isEmpty)
+    }
+
+    /// Attack 13: a 401 of the replaced token 1 *not* explained by its expiry (the server rejected
+    /// it at 55.9 s, token 1 valid until 61.03 s), arriving after token 2 was installed: per the
+    /// rule (CredentialRefresh.credentialExpired: "the current one, which its refresh brought,
+    /// buys no refresh either") token 2's own refresh counts: with the window full it is refused
+    /// and, once token 2 expired (111.12 s), the requests fail with `refreshLimitExceeded`.
+    @Test func a401OfTheReplacedTokenBeforeItsExpiryTakesTheNextTokensPay() {
+        let harness = self.harnessWithTheWindowFull()
+        harness.scheduler.advance(to: harness.start.advanced(by: .milliseconds(50_900)))
+        harness.submit("long", statuses: [401, 200], latency: .seconds(5))
+        harness.advance(.milliseconds(200))
+        let tags = self.traffic(harness, every: .seconds(1), until: .seconds(130), tag: "t")
+        harness.advance(.seconds(1))
+        #expect(harness.recorder.only("long")?.isSuccess == true)
+        #expect(harness.server.refreshCalls == 2, "token 2's refresh was paid: \(self.refreshStarts(harness))")
+        let failedAfterExpiry = tags.filter { harness.recorder.only($0)?.errorName == "refreshLimitExceeded" }
+        #expect(!failedAfterExpiry.isEmpty, "\(self.outcomes(harness, tags))")
+        self.expectEachEndedOnce(harness, tags)
+        #expect(self.sendsWithExpiredCredential(harness.server).isEmpty)
+    }
+
+    /// Attack 14: the same single rejection of token 1 before its expiry (the server's doing, not
+    /// the lifetime's), answered while token 1's background refresh runs (51.11 s: the request parks
+    /// behind it) or 20 ms later, once it installed token 2 (51.13 s: resent). The same server,
+    /// the same rejection: the outcome must not hinge on which side of the refresh's answer the
+    /// 401 lands. It does: parked, token 2 keeps its pay and everything is served; resent, token 2
+    /// loses it and the requests after its expiry fail with `refreshLimitExceeded`.
+    @Test(
+        .disabled(
+            if: getenv("ATTACK40C_REPRODUCE") == nil,
+            "reproduces: one 401 of token 1 before its expiry takes token 2's paid refresh away only if it lands after the background refresh's answer"))
+    func oneRejectionRacingTheBackgroundRefreshHasTheSameOutcomeOnEitherSide() {
+        func run(latency: Duration) -> (refreshes: Int, outcomes: [String: Int]) {
+            let harness = self.harnessWithTheWindowFull()
+            harness.scheduler.advance(to: harness.start.advanced(by: .milliseconds(50_900)))
+            harness.submit("long", statuses: [401, 200], latency: latency)
+            harness.advance(.milliseconds(200))
+            harness.submit("stale")  // 51.1 s: token 1's paid background refresh, answered at 51.12 s
+            harness.advance(.milliseconds(100))
+            #expect(harness.queue.credentialGeneration == 2)
+            let tags = self.traffic(harness, every: .seconds(1), until: .seconds(130), tag: "t")
+            harness.advance(.seconds(1))
+            self.expectEachEndedOnce(harness, tags + ["long", "stale"])
+            #expect(self.sendsWithExpiredCredential(harness.server).isEmpty)
+            return (harness.server.refreshCalls, self.outcomes(harness, tags))
+        }
+        let during = run(latency: .milliseconds(211))  // 401 at 51.111 s: the refresh still runs
+        let after = run(latency: .milliseconds(230))  // 401 at 51.130 s: token 2 installed
+        #expect(during.refreshes == after.refreshes, "refresh calls: 401 during \(during.refreshes), after \(after.refreshes)")
+        #expect(during.outcomes == after.outcomes, "401 during the refresh: \(during.outcomes); after it: \(after.outcomes)")
+    }
+
+    /// Attack 15: a clock jump with a request out across it. Window 24 h, full (limit 1). Token 1's
+    /// request "jump" is out for three hours (virtual time jumps in one step); the 401 it meets
+    /// is explained by token 1's expiry during it: token 1's own refresh, paid by its lifetime.
+    /// Variant `submitAfter`: a request submitted after the jump, before that 401, parks and
+    /// raises the paid expiry refresh first; the late 401 (of the replaced token, after its
+    /// expiry) then takes nothing from token 2, whose own refresh is paid too: two minutes of
+    /// traffic served.
+    @Test(arguments: [false, true])
+    func aRequestOutAcrossAClockJumpOfHoursIsTheLifetimesRefresh(submitAfter: Bool) {
+        let harness = self.harnessWithTheWindowFull(window: .seconds(24 * 3600))
+        let jump = harness.submit("jump", latency: .seconds(3 * 3600))
+        var tags: [String] = []
+        harness.advance(.seconds(3 * 3600 - 10))
+        if submitAfter {
+            harness.submit("after")
+            tags.append("after")
+        }
+        harness.advance(.seconds(20))  // the 401 of "jump" at 3 h + 2 s
+        #expect(harness.server.refreshCalls == 2, "refreshes at \(self.refreshStarts(harness))")
+        #expect(harness.sendTimes("jump").count == 2, "jump was resent after its 401")
+        #expect(jump.cancel(), "jump's resend (another 3 h) is not waited for")
+        tags += self.traffic(harness, every: .seconds(1), until: .seconds(3 * 3600 + 130), tag: "t")
+        harness.advance(.seconds(1))
+        self.expectEachEndedOnce(harness, tags)
+        #expect(self.outcomes(harness, tags).keys.sorted() == ["ok"], "\(self.outcomes(harness, tags))")
+        #expect(harness.queue.statistics.refreshesRefused == 0)
+        #expect(harness.server.refreshCalls == 4, "refreshes at \(self.refreshStarts(harness))")
         #expect(self.sendsWithExpiredCredential(harness.server).isEmpty)
     }
 }
