@@ -79,6 +79,10 @@ package struct CredentialRefresh<Credential> {
     /// window: it stays fresh for at least `backgroundInterval` from its installation. Spent by
     /// that refresh, whatever its outcome.
     package private(set) var lifetimePaysNextRefresh = false
+    /// Whether the server rejected the current credential before its known expiry while a
+    /// refresh was under way: the credential that refresh brings pays for nothing either, as it
+    /// would not had the rejection come after it was installed (then the request is resent).
+    private var rejectedDuringRefresh = false
 
     /// `installedAt`: when `credential` was installed (the queue's creation), for `lifetimePaysNextRefresh`.
     package init(
@@ -150,6 +154,7 @@ package struct CredentialRefresh<Credential> {
         let expiredMeanwhile = self.freshness(at: now) == .expired
         if !expiredMeanwhile { self.lifetimePaysNextRefresh = false }
         if self.phase != .idle {
+            if !expiredMeanwhile { self.rejectedDuringRefresh = true }
             // A background refresh already replaces this generation: it now holds requests back.
             self.holdsRequests = true
             return .park
@@ -207,8 +212,9 @@ package struct CredentialRefresh<Credential> {
             self.credential = credential
             self.generation = next
             self.expiresAt = expiresAt
-            self.lifetimePaysNextRefresh = self.staysFresh(installedAt: now)
+            self.lifetimePaysNextRefresh = self.staysFresh(installedAt: now) && !self.rejectedDuringRefresh
         }
+        self.rejectedDuringRefresh = false
         self.phase = .idle
         self.holdsRequests = false
         return true
@@ -228,6 +234,7 @@ package struct CredentialRefresh<Credential> {
     package mutating func failed(token: UInt64, now: MonotonicInstant, retryDelay: Duration) -> FailureOutcome? {
         guard self.isRunning(token) else { return nil }
         self.phase = .idle
+        self.rejectedDuringRefresh = false
         let held = self.holdsRequests
         self.holdsRequests = false
         if held || self.freshness(at: now) == .expired { return .failParked }
@@ -239,6 +246,7 @@ package struct CredentialRefresh<Credential> {
     /// Forgets any refresh (shutdown); its answer will be ignored.
     package mutating func abandon() {
         self.phase = .idle
+        self.rejectedDuringRefresh = false
         self.holdsRequests = false
     }
 }

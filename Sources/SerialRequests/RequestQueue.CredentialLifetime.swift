@@ -33,7 +33,9 @@ extension RequestQueue {
     /// seconds are refreshed for as long as they come, under the default limit, at most one
     /// such refresh per `retryInterval`. Counted: refreshes after a rejected request (the loop
     /// guard: a credential the server rejected before its known expiry pays for nothing more,
-    /// while a 401 met because the expiry passed during the request is the lifetime's), refreshes of a credential fresh for less than that (expired or stale on arrival,
+    /// nor does the one that replaces it, whether the rejection comes before or after the
+    /// replacement arrives; a 401 met because the expiry passed during the request is the
+    /// lifetime's), refreshes of a credential fresh for less than that (expired or stale on arrival,
     /// or a margin too long for it), and retries for the same credential after a failure. When
     /// the limit is reached, a background refresh waits for the window instead of failing
     /// anything; one for an expired credential fails the waiting requests with

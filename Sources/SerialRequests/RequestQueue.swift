@@ -189,8 +189,9 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     }
 
     /// Waits, at most `timeout`, until no credential refresh of this queue is out: every
-    /// `Policy.refresh` it called has failed or had its new credential published to the
-    /// coordinator (accepted, or refused because another holder's won).
+    /// `Policy.refresh` it called has failed or had its new credential handed to the
+    /// coordinator's `publish` and answered: accepted, refused because another holder's won, or
+    /// failed with an error (the coordinator could not store it: nothing was published).
     ///
     /// Call it after `shutdown()` and before closing the transport or the coordinator, or ending
     /// the process. `shutdown` does not stop a refresh already sent: the server may have rotated

@@ -524,10 +524,7 @@ extension RefreshLimitAttackTests {
     /// the same rejection: the outcome must not hinge on which side of the refresh's answer the
     /// 401 lands. It does: parked, token 2 keeps its pay and everything is served; resent, token 2
     /// loses it and the requests after its expiry fail with `refreshLimitExceeded`.
-    @Test(
-        .disabled(
-            if: getenv("ATTACK40C_REPRODUCE") == nil,
-            "reproduces: one 401 of token 1 before its expiry takes token 2's paid refresh away only if it lands after the background refresh's answer"))
+    @Test  // reproduced 5 of 5 before its fix (attack40c)
     func oneRejectionRacingTheBackgroundRefreshHasTheSameOutcomeOnEitherSide() {
         func run(latency: Duration) -> (refreshes: Int, outcomes: [String: Int]) {
             let harness = self.harnessWithTheWindowFull()

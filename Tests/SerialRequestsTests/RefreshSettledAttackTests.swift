@@ -15,7 +15,7 @@ import Glibc
 /// cancellation; a refresh not yet sent at shutdown is never sent and its lease is released.
 ///
 /// The queues here use a `Policy.refresh` the test answers by hand (`HeldRefresh`), on virtual time.
-/// Tests that reproduce a broken promise are disabled unless `ATTACK40C_REPRODUCE=1`.
+/// The tests marked "reproduced" failed 5 of 5 before their fixes (d3d4a17 and the refresh limit's).
 @Suite("RequestQueue refreshSettled: attacks")
 struct RefreshSettledAttackTests {
     struct Denied: Error {}
@@ -166,10 +166,7 @@ struct RefreshSettledAttackTests {
     /// Attack 1: `Policy.refresh` reports success, then (a buggy policy, or a retry layer racing
     /// a timeout) a failure. The Policy docs: "once (later calls are ignored)". The success's
     /// publish takes 100 ms; the wait must not end before it, and the lease must stay held.
-    @Test(
-        .disabled(
-            if: getenv("ATTACK40C_REPRODUCE") == nil,
-            "reproduces: a second completion of Policy.refresh (failure after success) ends the wait before the publish and releases the lease"))
+    @Test  // reproduced 5 of 5 before its fix (attack40c)
     func aSecondCompletionAfterSuccessDoesNotEndTheWaitBeforeThePublish() async throws {
         let scheduler = VirtualScheduler()
         let coordinator = SlowCoordinator(scheduler: scheduler)
@@ -189,10 +186,7 @@ struct RefreshSettledAttackTests {
 
     /// Attack 1b: the same double answer while the queue runs: the parked request must be sent
     /// with the new credential, not failed with the ignored failure.
-    @Test(
-        .disabled(
-            if: getenv("ATTACK40C_REPRODUCE") == nil,
-            "reproduces: a failure reported after a success by Policy.refresh fails the parked request and the queue never installs the published credential"))
+    @Test  // reproduced 5 of 5 before its fix (attack40c)
     func aSecondCompletionAfterSuccessIsIgnoredByTheRunningQueue() async throws {
         let scheduler = VirtualScheduler()
         let coordinator = SlowCoordinator(scheduler: scheduler)
@@ -209,10 +203,7 @@ struct RefreshSettledAttackTests {
 
     /// Attack 1c: failure first, then success: the failure ends the refresh (requests fail, the
     /// lease is released); the later success must be ignored: nothing published in its name.
-    @Test(
-        .disabled(
-            if: getenv("ATTACK40C_REPRODUCE") == nil,
-            "reproduces: a success reported after a failure by Policy.refresh is still published under the released lease"))
+    @Test  // reproduced 5 of 5 before its fix (attack40c)
     func aSuccessAfterAFailureIsNotPublished() async throws {
         let scheduler = VirtualScheduler()
         let coordinator = SlowCoordinator(scheduler: scheduler)
@@ -231,10 +222,7 @@ struct RefreshSettledAttackTests {
     /// (its pending work, the wait's timer included, is cancelled). The docs: the timeout runs on
     /// the continuous clock once the scheduler has stopped. A refresh that never answers must
     /// not hold the wait past its timeout (50 ms; the test allows 10 s of real time).
-    @Test(
-        .disabled(
-            if: getenv("ATTACK40C_REPRODUCE") == nil,
-            "reproduces: a wait armed before the scheduler stopped never times out (its timer was cancelled with the scheduler's pending work)"))
+    @Test  // reproduced 5 of 5 before its fix (attack40c)
     func aWaitArmedBeforeTheSchedulerStopsStillTimesOut() async throws {
         let scheduler = VirtualScheduler()
         let rig = try self.rigWithARefreshOut(scheduler: scheduler)
@@ -251,10 +239,7 @@ struct RefreshSettledAttackTests {
     /// Attack 2c: attack 2 on a real `SerialQueue` (the production scheduler): the wait's timer
     /// (200 ms) is armed on the queue, then the `SerialQueue` shuts down, cancelling its delayed
     /// work. The wait must still end with false (the test allows 10 s of real time).
-    @Test(
-        .disabled(
-            if: getenv("ATTACK40C_REPRODUCE") == nil,
-            "reproduces: on a SerialQueue too, a wait armed before the scheduler stopped never times out"))
+    @Test  // reproduced 5 of 5 before its fix (attack40c)
     func onASerialQueueAWaitArmedBeforeItStopsStillTimesOut() async throws {
         let serial = SerialQueue(label: "attack40c")
         let server = SimulatedServer(scheduler: serial)
