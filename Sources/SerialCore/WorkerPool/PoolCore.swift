@@ -365,9 +365,12 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
                         self.freeCount.subtract(1, ordering: .sequentiallyConsistent)
                     }
                     let idle = self.wakeWatcherIfNeeded(besides: worker)
+                    // It counted as a thread that would look at the run queue, and leaves without.
+                    let forRunQueue = self.state.wakeIfRunQueueOutnumbersSpinners()
                     self.mutex.unlock()
                     holdsLock = false
                     idle?.wakeUp.signal()
+                    forRunQueue?.wakeUp.signal()
                     self.run(.queue(stolen), on: worker, stack: stack)
                     ranSinceSpinning = true
                     continue

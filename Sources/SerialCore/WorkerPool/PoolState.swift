@@ -170,6 +170,14 @@ struct PoolState {
     /// Threads that watch the `next` slots now (spinning) or after a doze.
     var nextWatcherCount: Int { self.spinningCount + self.dozingCount }
 
+    /// An idle worker to wake when the run queue holds more queues and jobs than the spinning
+    /// threads will take: after a spinner stopped without looking at the run queue (it stole a
+    /// `next` queue), since enqueues made while it spun woke nobody, counting on it.
+    mutating func wakeIfRunQueueOutnumbersSpinners() -> PoolWorker? {
+        guard self.runQueue.count > self.spinningCount else { return nil }
+        return self.popIdleWorker()
+    }
+
     /// Wakes the most recently idle worker, if any (it will look for work).
     mutating func wakeIdleWorker() -> PoolWorker? {
         self.popIdleWorker()
