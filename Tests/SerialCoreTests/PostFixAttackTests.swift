@@ -233,7 +233,7 @@ struct PostFixAttackTests {
             let reports = (0..<3).map { _ in Reports() }
             let watchdogs = (0..<3).map { index in
                 StallWatchdog(
-                    runningThreshold: .milliseconds(5), waitingThreshold: .seconds(3600), checkInterval: .microseconds(200)
+                    runningThreshold: .milliseconds(5), waitingThreshold: .seconds(3600), checkInterval: .microseconds(1)
                 ) { reports[index].add($0) }
             }
             let q = makeQueue(label)
@@ -256,7 +256,8 @@ struct PostFixAttackTests {
                             watchdog.watch(q)
                         }
                     default:
-                        q.async {}
+                        // q stays idle (armed by every look) but now and then.
+                        if step % 16 == 3 { q.async {} }
                         if let o = other.withLock({ $0 }) { watchdog.stopWatching(o) }
                     }
                 }
