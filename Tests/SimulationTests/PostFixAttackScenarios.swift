@@ -193,6 +193,11 @@ enum PostFixAttackScenarios {
                     _ = MonotonicInstant.now()
                     reads += 1
                 }
+                // A free thread watched c's slot: c ran while this item went on (400 µs, against the
+                // stated 60 µs), unless a cancelling shutdown dropped it.
+                Simulation.check(
+                    ranC.value || ending == .shutdownCancelling,
+                    "c waited 400 µs in the next slot of x's item, with a thread free, while its \(ending) went on")
                 itemDone.withLockThenBroadcast { $0 = true }
             }
             var waits = 0
