@@ -71,6 +71,33 @@ enum PostFixAttackScenarios {
         }
     }
 
+    /// Locality beside several chains: `pairs` ping-pongs run beside an item of x that only reads
+    /// the clock, on `threads` threads. Promise ("a queue that stays in one next slot ... for
+    /// nextPatienceNanoseconds is taken", its first sighting "timed from a clock read after the
+    /// word was read"): no free thread takes a `next` fill before it waited the patience since the
+    /// fill, checked by the pool's invariant at every steal; with several chains the watcher's
+    /// scan moves from slot to slot after each turnover.
+    static func pingPongsBesideAClockReader(threads: Int, pairs: Int) -> @Sendable () -> Void {
+        {
+            let pool = WorkerPool(threads: threads, label: "sim-early2")
+            let chains = (0..<pairs).map { index in
+                (SerialQueue(label: "sim-early2-a\(index)", pool: pool), SerialQueue(label: "sim-early2-b\(index)", pool: pool))
+            }
+            let x = SerialQueue(label: "sim-early2-x", pool: pool)
+            let stop = ScenarioBox(false)
+            for (a, b) in chains { a.async { hop(here: a, there: b, stop: stop) } }
+            x.async {
+                for _ in 0..<500 { _ = MonotonicInstant.now() }
+                stop.value = true
+            }
+            x.sync {}
+            for (a, b) in chains {
+                a.sync {}
+                b.sync {}
+            }
+        }
+    }
+
     /// A ping-pong whose every hop, after posting the next one (so its `next` slot is filled),
     /// blocks in `sync` onto a pooled queue s that another thread's work keeps busy now and then,
     /// beside x's item that leaves c in its `next` slot and waits for it. Promise: the blocking
@@ -314,6 +341,13 @@ enum PostFixAttackScenarios {
     func aFillLeftBehindAnEndlessItemBesidePingPongsWaitsNoLongerThanTheBound(threads: Int, pairs: Int) async {
         let report = await Self.explore(
             "pfa-stuck-\(threads)-\(pairs)", PostFixAttackScenarios.stuckFillBesidePingPongs(threads: threads, pairs: pairs))
+        #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
+    }
+
+    @Test(arguments: [(4, 2), (5, 2)])
+    func noNextFillIsTakenBeforeThePatienceBesidePingPongs(threads: Int, pairs: Int) async {
+        let report = await Self.explore(
+            "pfa-early-\(threads)-\(pairs)", PostFixAttackScenarios.pingPongsBesideAClockReader(threads: threads, pairs: pairs))
         #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
     }
 
