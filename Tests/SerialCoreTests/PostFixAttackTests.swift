@@ -310,6 +310,67 @@ struct PostFixAttackTests {
         pool.shutdown()
     }
 
+    // MARK: WorkerPool: a next slot beside several chains
+
+    /// WorkerPool: "runnable work never waits longer than the patience (plus the rest of the
+    /// current item) while a thread is idle". On 4 threads, two ping-pongs run (their hops, with
+    /// `blockingHops`, each block in `sync` onto a busy dedicated queue after posting the next
+    /// hop) while x's item leaves c in its `next` slot and does not end (60 s). c must run, and a
+    /// `sync` onto c from another thread return, within 20 s: no speed is measured, only that a
+    /// free thread takes c at all (the bound itself is the simulator's).
+    @Test(arguments: [false, true])
+    func aFillBehindAnEndlessItemBesideTwoPingPongsRuns(blockingHops: Bool) {
+        let pool = WorkerPool(threads: 4, label: "pfa-pp")
+        let x = SerialQueue(label: "pfa-pp-x", pool: pool)
+        let c = SerialQueue(label: "pfa-pp-c", pool: pool)
+        let busy = SerialQueue(label: "pfa-pp-busy")  // dedicated: a sync onto it blocks the pool thread
+        let stop = TestFlag()
+        let hops = [TestCounter(), TestCounter()]
+        let pairs = (0..<2).map { (SerialQueue(label: "pfa-pp-a\($0)", pool: pool), SerialQueue(label: "pfa-pp-b\($0)", pool: pool)) }
+        let busyStop = TestFlag()
+        if blockingHops {
+            @Sendable func keepBusy() {
+                guard !busyStop.isSet else { return }
+                busy.async {
+                    let until = monotonicNow() + 20_000  // 20 µs of work, again and again
+                    while monotonicNow() < until {}
+                    keepBusy()
+                }
+            }
+            keepBusy()
+        }
+        for (index, (a, b)) in pairs.enumerated() {
+            WorkerPoolLocalityAttackTests.startPingPong(a, b, hops: hops[index], until: stop) {
+                if blockingHops { busy.sync {} }
+            }
+        }
+        #expect(eventually(timeout: .seconds(20)) { hops.allSatisfy { $0.value > 100 } }, "the ping-pongs did not start")
+        let gate = TestSemaphore()
+        let ranC = TestSemaphore()
+        _ = WorkerPoolLocalityAttackTests.leaveInNextSlot(of: x, { c.async { ranC.signal() } }, gate: gate)
+        #expect(ranC.wait(timeout: .seconds(20)), "c waited 20 s in the next slot of x's endless item beside two ping-pongs (a thread free)")
+        let synced = TestSemaphore()
+        OwnThread.start {
+            c.sync {}
+            synced.signal()
+        }
+        #expect(synced.wait(timeout: .seconds(20)), "a sync onto c never returned")
+        let hopsBefore = hops.map(\.value)
+        #expect(
+            eventually(timeout: .seconds(20)) { zip(hops, hopsBefore).allSatisfy { $0.value > $1 + 100 } },
+            "a ping-pong stopped while x's item ran")
+        stop.set()
+        busyStop.set()
+        gate.signal()
+        x.sync {}
+        for (a, b) in pairs {
+            a.sync {}
+            b.sync {}
+        }
+        busy.sync {}
+        pool.shutdown()
+    }
+
     /// Rounds of the race above: 20, or ATTACK42_ROUNDS.
     static var raceRounds: Int { getenv("ATTACK42_ROUNDS").flatMap { Int(String(cString: $0)) } ?? 20 }
 }
