@@ -102,8 +102,12 @@ struct PostFixAttackTests {
     }
 
     /// The same on a pooled queue: its hand-off puts the batch's rest back in the FIFO, "waiting
-    /// again from now", a new oldest-waiting time for the same item c.
-    @Test(.disabled(if: Self.reproduces, "reproduces bug: a pooled queue's item waiting behind a long item, then behind a sync body of the same batch, is reported twice"))
+    /// again from now", a new oldest-waiting time for the same item c, which is reported a
+    /// second time, its duration counted from the hand-off (c had waited since the batch's take).
+    /// Arguable: the detector's own rule is "once per oldest item", and the oldest waiting item
+    /// changed from the sync turn to c when the sync body started; then the dedicated queue is the
+    /// one that stays silent. Either way the two modes disagree on the same work.
+    @Test(.disabled(if: Self.reproduces, "reproduces (arguable) bug: a pooled queue's item waiting behind a long item, then behind a sync body of the same batch, is reported twice (a dedicated queue: once)"))
     func anItemWaitingBehindALongItemThenASyncBodyIsReportedOnceOnAPooledQueue() {
         Self.itemWaitingBehindALongItemThenASyncBody(.pooled)
     }
