@@ -10,12 +10,11 @@ import Testing
 /// `runningThreshold`, or whose oldest waiting item has not started within `waitingThreshold`"),
 /// on pooled queues, `sync` turns, dropped work and several watchdogs. Real threads: a test checks
 /// what must hold whatever the timing; where time must pass, a watchdog's looks count it. Tests
-/// that reproduce a bug run only with ATTACK42_REPRODUCE=1.
+/// marked "reproduced" failed before their fixes (the watchdog's, after this attack).
 @Suite("Post-fix attack (42)", .onItsOwnThread)
 struct PostFixAttackTests {
     typealias Reports = StallWatchdogTests.Reports
 
-    static var reproduces: Bool { getenv("ATTACK42_REPRODUCE") == nil }
 
     /// Reports with the time each arrived (monotonic nanoseconds).
     final class TimedReports: Sendable {
@@ -42,7 +41,7 @@ struct PostFixAttackTests {
     /// returns and waits in the run queue for a thread. Here the pool's only thread is held by
     /// another queue's item: the watched queue has nothing queued and nothing running, yet it must
     /// not be reported as running (on the other queue's thread).
-    @Test(.disabled(if: Self.reproduces, "reproduces bug: a pooled queue waiting for a thread after its sync caller returned it is reported as a running stall on another queue's thread"))
+    @Test  // reproduced 10 of 10 before its fix (attack42)
     func aPooledQueueWaitingForAThreadAfterASyncBodyIsNoRunningStall() {
         let reports = TimedReports()
         let watchdog = StallWatchdog(
@@ -107,7 +106,7 @@ struct PostFixAttackTests {
     /// Arguable: the detector's own rule is "once per oldest item", and the oldest waiting item
     /// changed from the sync turn to c when the sync body started; then the dedicated queue is the
     /// one that stays silent. Either way the two modes disagree on the same work.
-    @Test(.disabled(if: Self.reproduces, "reproduces (arguable) bug: a pooled queue's item waiting behind a long item, then behind a sync body of the same batch, is reported twice (a dedicated queue: once)"))
+    @Test  // reproduced 10 of 10 before its fix (attack42)
     func anItemWaitingBehindALongItemThenASyncBodyIsReportedOnceOnAPooledQueue() {
         Self.itemWaitingBehindALongItemThenASyncBody(.pooled)
     }
@@ -168,9 +167,7 @@ struct PostFixAttackTests {
     /// "how long it has been stuck ... at least this long". A cancelling shutdown drops the FIFO's
     /// oldest item (a closure) and leaves a `sync` turn queued later: the waiting stall then
     /// reported may not claim a wait longer than the sync turn's.
-    @Test(
-        .disabled(if: Self.reproduces, "reproduces bug: after a cancelling shutdown drops the oldest item, the waiting stall is timed from the dropped item"),
-        arguments: QueueMode.allCases)
+    @Test(arguments: QueueMode.allCases)  // reproduced 10 of 10 before its fix (attack42)
     func aWaitingStallAfterDroppingTheOldestItemIsTimedFromTheItemLeft(mode: QueueMode) {
         let reports = TimedReports()
         let watchdog = StallWatchdog(

@@ -328,8 +328,6 @@ enum PostFixAttackScenarios {
     /// Seeds per test: 20, or `ATTACK42_SEEDS`.
     static var seedCount: UInt64 { UInt64(getenv("ATTACK42_SEEDS").flatMap { Int(String(cString: $0)) } ?? 20) }
 
-    /// The tests that reproduce bugs run only with ATTACK42_REPRODUCE=1.
-    static var reproducesNot: Bool { getenv("ATTACK42_REPRODUCE") == nil }
 
     static func explore(_ name: String, _ scenario: @escaping @Sendable () -> Void) async -> SimulationReport {
         let report = await offThePool { Simulation(strategy: .random).explore(name, seeds: 0..<Self.seedCount, scenario) }
@@ -358,8 +356,8 @@ enum PostFixAttackScenarios {
 
     /// Found on 76e28db: 45 of 100 seeds fail the pool's work-conservation invariant (a runnable
     /// in the run queue, a thread asleep idle, none that will look). Passes 100 of 100 with the
-    /// local trial fix named in `runQueueWorkBesideAWatcherThatSteals`.
-    @Test(.disabled(if: Self.reproducesNot, "reproduces bug: a watcher that steals a next queue leaves run-queue work that counted on it, while a thread sleeps idle"))
+    /// fix of f300b91.
+    @Test  // reproduced 45 of 100 before its fix (f300b91)
     func hopsThatBlockInSyncKeepThePoolsInvariantsOnThreeThreads() async {
         let report = await Self.explore("pfa-blocking-3", PostFixAttackScenarios.blockingSyncInsideHops(threads: 3))
         #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")
@@ -368,11 +366,9 @@ enum PostFixAttackScenarios {
     /// Found on 76e28db, 100 seeds per delay: 2, 3, 4, 4, 4, 9 of 100 fail (26 of 600), on the
     /// pool's work-conservation invariant; with that invariant silenced locally, y waited 7.8-8.0 ms
     /// of virtual time (x's and c's whole items) or had not run when both ended, against the
-    /// stated 5 µs. The local trial fix (not committed: the stolen branch of `PoolCore.threadMain`
-    /// also wakes an idle thread when `runQueue.count > spinningCount`) passes 100 of 100 per delay.
-    @Test(
-        .disabled(if: Self.reproducesNot, "reproduces bug: a watcher that steals a next queue leaves run-queue work that counted on it, while a thread sleeps idle"),
-        arguments: [0, 2, 4, 5, 6, 8])
+    /// stated 5 µs. Fixed in f300b91 (the stolen branch of `PoolCore.threadMain` also wakes an
+    /// idle thread when the run queue outnumbers the spinners): 100 of 100 per delay since.
+    @Test(arguments: [0, 2, 4, 5, 6, 8])  // reproduced 26 of 600 schedules before its fix
     func runQueueWorkBesideAWatcherThatStealsWaitsNoLongerThanTheBound(delay: Int) async {
         let report = await Self.explore("pfa-steal-\(delay)", PostFixAttackScenarios.runQueueWorkBesideAWatcherThatSteals(delay: delay))
         #expect(report.failures.isEmpty, "\(report.failures.map { $0.failure!.description })")

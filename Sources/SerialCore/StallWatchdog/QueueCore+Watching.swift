@@ -5,20 +5,24 @@ extension QueueCore {
     func stallSample(armingIfIdle watchdog: StallWatchdog.Core?) -> (sample: StallSample, isIdle: Bool) {
         self.lockState()
         defer { self.unlockState() }
-        let running = self.state.owner != .none
-        let isIdle = !running && self.state.fifo.isEmpty
+        let isIdle = self.state.owner == .none && self.state.fifo.isEmpty
         if isIdle, let watchdog { self.state.armWatchdog(watchdog) }
+        // A pooled queue whose `sync` body has returned goes back to the run queue owned by its
+        // turn, which no thread runs yet: it waits for a thread, and runs nothing.
+        let waitsForAPoolThread =
+            self.state.owner == .worker && self.pool != nil && self.state.phase == .awaitingSyncReturn
+        let running = self.state.owner != .none && !waitsForAPoolThread
         let syncOwnerThread = self.state.syncOwnerThread
         let runningThread: Int32? =
             switch self.state.owner {
             case .none: nil
-            case .worker: self.workerSystemID.load(ordering: .relaxed)
+            case .worker: running ? self.workerSystemID.load(ordering: .relaxed) : nil
             case .syncCaller: syncOwnerThread == 0 ? nil : syncOwnerThread
             }
         let progress = self.progress.count
         // Items the worker took in its batch behind the one running have not started either:
         // they have waited at least since the batch was taken, and are older than the FIFO's.
-        let inBatch = self.state.counters.itemsWaitingInBatch(progress: progress, workerRunning: self.state.owner == .worker)
+        let inBatch = self.state.counters.itemsWaitingInBatch(progress: progress, workerRunning: running && self.state.owner == .worker)
         let sample = StallSample(
             label: self.label, isRunning: running, progress: progress &+ self.state.counters.syncBodiesLeft,
             oldestWaitingSince: inBatch > 0 ? self.state.counters.batchTakenAt : self.state.counters.oldestEnteredAt,

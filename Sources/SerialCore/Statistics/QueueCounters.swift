@@ -53,16 +53,25 @@ struct QueueCounters {
         max(0, self.batchEndsAtProgress &- progress &- (workerRunning ? 1 : 0))
     }
 
-    /// Items put back at the front of the FIFO (a batch interrupted midway) wait again from now.
+    /// Items put back at the front of the FIFO (a batch interrupted midway, a pooled turn that
+    /// handed the queue to a `sync` caller): they have waited since their batch was taken, and
+    /// are older than anything that entered the FIFO since, so one wait goes on, not a new one.
     mutating func returned(depth: Int) {
         self.batchEndsAtProgress = 0  // the batch's rest is in the FIFO again
-        if depth > 0 && self.oldestEnteredAt == 0 { self.oldestEnteredAt = ClockReads.monotonicNanoseconds() }
+        guard depth > 0 else { return }
+        self.oldestEnteredAt = self.batchTakenAt != 0 ? self.batchTakenAt : ClockReads.monotonicNanoseconds()
     }
 
-    /// Items left the FIFO without running; `remaining` are left in it.
+    /// Items left the FIFO without running; `remaining` are left in it. When some are left, the
+    /// oldest dropped one may have been the oldest waiting: the ones left wait from now on (a
+    /// lower bound, so the watchdog never times a wait from an item that is gone).
     mutating func dropped(_ count: Int, remaining: Int) {
         self.dropped &+= count
-        if remaining == 0 { self.oldestEnteredAt = 0 }
+        if remaining == 0 {
+            self.oldestEnteredAt = 0
+        } else if count > 0 {
+            self.oldestEnteredAt = ClockReads.monotonicNanoseconds()
+        }
     }
 
     /// The public snapshot, with `executed` read from the worker's progress counter.
