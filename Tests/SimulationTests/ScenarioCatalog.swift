@@ -102,6 +102,10 @@ enum ScenarioCatalog {
         CatalogEntry(
             "refresh-out-at-shutdown-published", .random, weight: 1,
             async: CredentialLifetimeScenarios.refreshOutAtShutdownIsPublishedBeforeTheWaitEnds),
+        // The attack of 2026-11-29 (attack42): a thread that watched and stole a `next` queue left
+        // run-queue work that had counted on it (fixed in f300b91; 45 of 100 seeds failed before).
+        CatalogEntry(
+            "blocking-hops-three-threads", .random, weight: 1, PostFixAttackScenarios.blockingSyncInsideHops(threads: 3)),
         CatalogEntry("async-jobs-on-the-run-random", .random, weight: 1, async: AsyncScenarios.everyKindOfJob),
         CatalogEntry("hop-chain-yields", .random, weight: 1, LivenessScenarios.hopChainYields),
     ]
@@ -127,6 +131,7 @@ enum ScenarioCatalog {
         "watchdog-batch-not-waiting": "stall-waiting-behind-long-item",
         "watchdog-late-disarm": "watch-racing-stop-watching",
         "settled-before-publish": "refresh-out-at-shutdown-published",
+        "stealer-leaves-run-queue": "blocking-hops-three-threads",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }
