@@ -278,8 +278,8 @@ import Testing
     /// deadline against the real clock when the sleep starts, so the virtual time slept is
     /// 200 ms minus however much real time the work took that time, rounded to 1 ms: two runs of
     /// the same seed sleep different virtual times and have different traces.
-    /// Reproduced on a default actor 9 of 9 invocations (2 traces in 8 runs of seed 0: 194 and
-    /// 195 ms of virtual time), in the scenario's task 2 of 9.
+    /// Reproduced on a default actor 10 of 10 invocations (2 traces in 8 runs of seed 0: 194 and
+    /// 195 ms of virtual time), in the scenario's task 1 of 10.
     /// Not new in 5e5bfc9 (the run's own executor rounds the same way); the article promises
     /// repeatability for `Task.sleep(for:)` only, and says a preempted thread breaks it.
     @Test(.disabled(if: getenv("ATTACK38B_REPRODUCE") == nil,
