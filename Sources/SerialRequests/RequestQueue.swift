@@ -1,6 +1,10 @@
 import SerialCore
 import Synchronization
 
+/// Where `refreshSettled` waits time out once their queue's scheduler has stopped (a generic
+/// type has no static stored property): one worker thread, made the first time it is needed.
+private let settleTimeouts = SerialQueue(label: "RequestQueue.refreshSettled")
+
 /// A priority queue of requests sent through an injected transport, with single-flight credential
 /// refresh, retries, a cache fallback, loop guards, cancel, timeouts and shutdown — and exactly
 /// one completion per submitted request on every path.
@@ -202,7 +206,9 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     /// background: a release may still be on its way when this returns).
     ///
     /// - Parameter timeout: The longest wait (a refresh that hangs holds it up): on `scheduler`'s
-    ///   clock, or the continuous clock once the scheduler has stopped.
+    ///   clock, or in real time once the scheduler has stopped (on a queue of this library's
+    ///   own, made the first time a wait outlives its scheduler: not on Swift's cooperative
+    ///   threads, which other work may hold).
     /// - Returns: `true` when no refresh is out; `false` when `timeout` passed first or the
     ///   calling task was cancelled.
     public func refreshSettled(within timeout: Duration) async -> Bool {
@@ -218,7 +224,7 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
                 do {
                     _ = try self.scheduler.schedule(at: deadline) { [weak self] in self?.stopWaiting(waiter) }
                 } catch {
-                    self.stopWaiting(waiter, afterContinuousTime: timeout)
+                    self.stopWaiting(waiter, afterRealTime: timeout)
                 }
             }
         } onCancel: {
@@ -231,13 +237,10 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         self.state.withLock { $0.calls.stopWaiting(waiter) }?.resume(returning: false)
     }
 
-    /// Ends `waiter`'s wait with `false` after `delay` on the continuous clock (the scheduler has
-    /// stopped: it runs no timer). The waiting task holds the queue meanwhile.
-    private func stopWaiting(_ waiter: UInt64, afterContinuousTime delay: Duration) {
-        Task { [weak self] in
-            try? await Task.sleep(for: delay)
-            self?.stopWaiting(waiter)
-        }
+    /// Ends `waiter`'s wait with `false` after `delay` of real time (the scheduler has stopped:
+    /// it runs no timer). The waiting task holds the queue meanwhile.
+    private func stopWaiting(_ waiter: UInt64, afterRealTime delay: Duration) {
+        _ = settleTimeouts.asyncAfter(delay: delay) { [weak self] in self?.stopWaiting(waiter) }
     }
 
     /// The counters so far (as decided; completions may still be on their way).
@@ -310,7 +313,7 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
         // The scheduler cancelled its pending work, the timers of `refreshSettled` waits among it.
         let now = self.scheduler.now
         for (waiter, deadline) in self.state.withLock({ $0.calls.deadlines }) {
-            self.stopWaiting(waiter, afterContinuousTime: now.duration(to: deadline))
+            self.stopWaiting(waiter, afterRealTime: now.duration(to: deadline))
         }
     }
 
