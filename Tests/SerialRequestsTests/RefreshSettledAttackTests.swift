@@ -19,7 +19,6 @@ import Glibc
 @Suite("RequestQueue refreshSettled: attacks")
 struct RefreshSettledAttackTests {
     struct Denied: Error {}
-    struct PublishFailed: Error {}
 
     /// The completions `Policy.refresh` was given, answered by the test.
     final class HeldRefresh: Sendable {
@@ -108,46 +107,6 @@ struct RefreshSettledAttackTests {
         }
     }
 
-    /// A `LocalCredentialCoordinator` whose publishes take `publishLatency` of virtual time, or
-    /// fail with `PublishFailed` when `failPublishes`.
-    final class SlowCoordinator: CredentialCoordinator, Sendable {
-        let local: LocalCredentialCoordinator<Int>
-        let scheduler: VirtualScheduler
-        let publishLatency: Duration
-        let failPublishes: Bool
-        let publishes = LockedValue<[Int]>([])
-
-        init(
-            scheduler: VirtualScheduler, leaseDuration: Duration = .seconds(60),
-            publishLatency: Duration = .milliseconds(100), failPublishes: Bool = false
-        ) {
-            self.local = LocalCredentialCoordinator(scheduler: scheduler, leaseDuration: leaseDuration)
-            self.scheduler = scheduler
-            self.publishLatency = publishLatency
-            self.failPublishes = failPublishes
-        }
-
-        func acquire(
-            replacing generation: UInt64,
-            completion: @escaping @Sendable (Result<CredentialGrant<Int>, any Error>) -> Void
-        ) {
-            self.local.acquire(replacing: generation, completion: completion)
-        }
-
-        func publish(
-            _ credential: Int, under lease: CredentialLease,
-            completion: @escaping @Sendable (Result<PublishOutcome, any Error>) -> Void
-        ) {
-            self.publishes.withLock { $0.append(credential) }
-            _ = try? self.scheduler.schedule(after: self.publishLatency) {
-                if self.failPublishes { return completion(.failure(PublishFailed())) }
-                self.local.publish(credential, under: lease, completion: completion)
-            }
-        }
-
-        func release(_ lease: CredentialLease) { self.local.release(lease) }
-    }
-
     /// A rig with one refresh out (`Policy.refresh` called, not answered) for request "a".
     func rigWithARefreshOut(
         coordinator: (any CredentialCoordinator<Int>)? = nil,
@@ -169,7 +128,7 @@ struct RefreshSettledAttackTests {
     @Test  // reproduced 5 of 5 before its fix (attack40c)
     func aSecondCompletionAfterSuccessDoesNotEndTheWaitBeforeThePublish() async throws {
         let scheduler = VirtualScheduler()
-        let coordinator = SlowCoordinator(scheduler: scheduler)
+        let coordinator = SlowPublishCoordinator(scheduler: scheduler)
         let rig = try self.rigWithARefreshOut(coordinator: coordinator, scheduler: scheduler)
         rig.queue.shutdown()
         let waiter = try await SettleWaiter(rig.queue, within: .seconds(30), armedOn: scheduler)
@@ -189,7 +148,7 @@ struct RefreshSettledAttackTests {
     @Test  // reproduced 5 of 5 before its fix (attack40c)
     func aSecondCompletionAfterSuccessIsIgnoredByTheRunningQueue() async throws {
         let scheduler = VirtualScheduler()
-        let coordinator = SlowCoordinator(scheduler: scheduler)
+        let coordinator = SlowPublishCoordinator(scheduler: scheduler)
         let rig = try self.rigWithARefreshOut(coordinator: coordinator, scheduler: scheduler)
         rig.server.state.withLock { $0.alsoValid = [100] }  // the server takes the new credential
         rig.held.answer(.success(100))
@@ -206,7 +165,7 @@ struct RefreshSettledAttackTests {
     @Test  // reproduced 5 of 5 before its fix (attack40c)
     func aSuccessAfterAFailureIsNotPublished() async throws {
         let scheduler = VirtualScheduler()
-        let coordinator = SlowCoordinator(scheduler: scheduler)
+        let coordinator = SlowPublishCoordinator(scheduler: scheduler)
         let rig = try self.rigWithARefreshOut(coordinator: coordinator, scheduler: scheduler)
         rig.held.answer(.failure(Denied()))
         rig.held.answer(.success(100))  // to be ignored
@@ -370,7 +329,7 @@ struct RefreshSettledAttackTests {
     /// wait lasts until the publish's answer.
     @Test func aShutdownBetweenTheRefreshsAnswerAndItsPublishWaitsForThePublish() async throws {
         let scheduler = VirtualScheduler()
-        let coordinator = SlowCoordinator(scheduler: scheduler)
+        let coordinator = SlowPublishCoordinator(scheduler: scheduler)
         let rig = Rig(scheduler: scheduler, coordinator: coordinator)
         let queue = TestQueue(
             transport: rig.server, credential: 0,
@@ -430,7 +389,7 @@ struct RefreshSettledAttackTests {
     /// none ends before the publish; all the others end true at it.
     @Test func manyWaitersEndTogetherWhenTheCallSettles() async throws {
         let scheduler = VirtualScheduler()
-        let coordinator = SlowCoordinator(scheduler: scheduler)
+        let coordinator = SlowPublishCoordinator(scheduler: scheduler)
         let rig = try self.rigWithARefreshOut(coordinator: coordinator, scheduler: scheduler)
         rig.queue.shutdown()
         var long: [SettleWaiter] = []
@@ -498,7 +457,7 @@ struct RefreshSettledAttackTests {
     /// after the publish's answer, not before.
     @Test func aPublishThatFailsEndsTheWaitWhenItsErrorArrives() async throws {
         let scheduler = VirtualScheduler()
-        let coordinator = SlowCoordinator(scheduler: scheduler, failPublishes: true)
+        let coordinator = SlowPublishCoordinator(scheduler: scheduler, failPublishes: true)
         let rig = try self.rigWithARefreshOut(coordinator: coordinator, scheduler: scheduler)
         rig.queue.shutdown()
         let waiter = try await SettleWaiter(rig.queue, within: .seconds(30), armedOn: scheduler)

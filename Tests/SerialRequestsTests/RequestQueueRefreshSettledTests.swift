@@ -10,37 +10,6 @@ import Testing
 /// the end of `Policy.refresh` and the end of the publish are apart.
 @Suite("RequestQueue refreshSettled: a refresh out at shutdown is published before the wait ends")
 struct RequestQueueRefreshSettledTests {
-    /// A `LocalCredentialCoordinator` whose publishes take `publishLatency` of virtual time.
-    final class SlowPublishCoordinator: CredentialCoordinator, Sendable {
-        let local: LocalCredentialCoordinator<Int>
-        let scheduler: VirtualScheduler
-        let publishLatency: Duration
-
-        init(scheduler: VirtualScheduler, publishLatency: Duration = .milliseconds(100)) {
-            self.local = LocalCredentialCoordinator(scheduler: scheduler, leaseDuration: .seconds(60))
-            self.scheduler = scheduler
-            self.publishLatency = publishLatency
-        }
-
-        func acquire(
-            replacing generation: UInt64,
-            completion: @escaping @Sendable (Result<CredentialGrant<Int>, any Error>) -> Void
-        ) {
-            self.local.acquire(replacing: generation, completion: completion)
-        }
-
-        func publish(
-            _ credential: Int, under lease: CredentialLease,
-            completion: @escaping @Sendable (Result<PublishOutcome, any Error>) -> Void
-        ) {
-            _ = try? self.scheduler.schedule(after: self.publishLatency) {
-                self.local.publish(credential, under: lease, completion: completion)
-            }
-        }
-
-        func release(_ lease: CredentialLease) { self.local.release(lease) }
-    }
-
     /// A harness whose token expired before the start: its first request parks, and the refresh
     /// (answering after `refreshLatency`; `nil`: never) is out once the harness has run.
     private func harnessWithARefreshOut(
