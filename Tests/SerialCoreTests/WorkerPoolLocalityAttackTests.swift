@@ -351,10 +351,15 @@ struct WorkerPoolLocalityAttackTests {
     /// c, waiting in the `next` slot of x's thread, is suspended by x's item: its work does not
     /// start until the resume (a free thread that takes c finds it suspended), and runs after it
     /// while x's item still holds its thread.
+    ///
+    /// A free thread may take c after the patience (5 µs) and before `suspend()`: under
+    /// ThreadSanitizer the two calls were further apart than that (CI, 2026-11-29), and c's work
+    /// rightly ran first. So only a start after `suspend()` returned and before the resume counts.
     @Test func aSuspendedQueueInANextSlotWaitsForItsResume() {
         let pool = WorkerPool(threads: 2, label: "atk-susp")
         let x = SerialQueue(label: "x", pool: pool)
         let c = SerialQueue(label: "c", pool: pool)
+        let suspended = TestFlag()
         let resumed = TestFlag()
         let ranEarly = TestFlag()
         let ranC = TestSemaphore()
@@ -362,10 +367,11 @@ struct WorkerPoolLocalityAttackTests {
         let done = TestSemaphore()
         x.async {
             c.async {
-                if !resumed.isSet { ranEarly.set() }
+                if suspended.isSet && !resumed.isSet { ranEarly.set() }
                 ranC.signal()
             }
             c.suspend()
+            suspended.set()
             // Longer than the patience many times over: a free thread takes c meanwhile.
             _ = TestSemaphore().wait(timeout: .milliseconds(20))
             resumed.set()
