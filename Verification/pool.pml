@@ -1385,7 +1385,13 @@ inline poolThread(t) {
          * the watcher takes it (stealNext's compare-and-swap; first slot first), returns with the
          * lock (stopSpinning) and runs it; else threadMain looks again in the same lock hold
          * (holdsLock): nothing can change in between. Its ring is empty: only its owner fills it,
-         * and it found it empty. */
+         * and it found it empty.
+         * NOT MODELLED (f300b91, 2026-11-29): after a steal the code also wakes an idle thread when
+         * the run queue holds more than the remaining spinners take (enqueues made during the watch
+         * counted on this thread). The bug it fixes needs a third thread idle beside the spinner
+         * and the busy owner of the slot; this model's instances (two threads and a stand-in) did
+         * not reject the code without the wake, and the simulator's scenario
+         * blocking-hops-three-threads (mutant stealer-leaves-run-queue) checks it instead. */
         atomic {
             PLOCK; spinningCount--; assert(ownQ[t].n == 0);
             stealNextAfterPatience(t, cur);

@@ -39,14 +39,14 @@ struct RequestQueueRefreshSettledTests {
                 let settled = await queue.refreshSettled(within: timeout)
                 answer.withLock { $0 = settled }
             }
-            try await waitUntil("the wait is armed or answered") {
+            try await yieldUntil("the wait is armed or answered") {
                 harness.scheduler.pendingCount > timers || answer.withLock { $0 } != nil
             }
         }
 
         /// What it returned; fails instead of hanging when it has not returned.
         func answered() async throws -> Bool {
-            try await waitUntil("the wait returned") { self.answer.withLock { $0 } != nil }
+            try await yieldUntil("the wait returned") { self.answer.withLock { $0 } != nil }
             return try #require(self.answer.withLock { $0 })
         }
     }
@@ -120,15 +120,4 @@ struct RequestQueueRefreshSettledTests {
         #expect(harness.server.refreshCalls == 0)
         #expect(coordinator.local.currentLease == nil, "the unused lease was released")
     }
-}
-
-/// Yields until `condition` holds; fails after 100,000 yields instead of hanging.
-private func waitUntil(
-    _ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
-) async throws {
-    for _ in 0..<100_000 {
-        if condition() { return }
-        await Task.yield()
-    }
-    try #require(condition(), "\(what): still false after 100,000 yields", sourceLocation: sourceLocation)
 }
