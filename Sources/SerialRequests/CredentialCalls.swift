@@ -19,9 +19,6 @@ struct CredentialCalls {
         let deadline: MonotonicInstant
     }
 
-    /// Whether no call is out.
-    var isSettled: Bool { self.out.isEmpty }
-
     /// `call` (a fresh token) is out.
     mutating func start(_ call: UInt64) {
         self.out[call] = false
