@@ -21,8 +21,9 @@ import SerialRuntime
 ///   the last update;
 /// - gauges `serial_queue_depth`, `serial_queue_high_water_depth`, and
 ///   `serial_queue_wait_p99_seconds` (the wait histogram's p99, an upper bound per bucket);
-/// - timer `serial_queue_batch_wait` records the mean wait of the batches started since the
-///   last update (the histogram itself stays in the queue).
+/// - timer `serial_queue_batch_wait` records the mean wait of the timed batches started since
+///   the last update (a queue times one wait in eight: `QueueStatistics`, "Wait time"; the
+///   histogram itself stays in the queue).
 ///
 /// Per watched service (`watch(service:name:)`), with dimension `service`: counters
 /// `serial_service_accepted_total`, `serial_service_outcomes_total` (dimension `outcome` too),

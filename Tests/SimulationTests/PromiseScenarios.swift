@@ -241,6 +241,35 @@ enum PromiseScenarios {
         }
     }
 
+    /// `StallWatchdog` ("Limits"): "A queue times only some of its waits …: an untimed wait counts
+    /// from the first look that sees it, so it is reported up to one `checkInterval` later". A
+    /// queue's first wait is timed; its second, begun with no watchdog armed on it (no look came
+    /// between the two), is not. Here the second is an item queued while the queue is suspended,
+    /// 3 ms against a 1 ms threshold (interval 200 µs): reported once, as waiting, whether or not a
+    /// look happened to fall between the waits and armed the watchdog (which times the second).
+    static func stallWatchdogReportsAnUntimedWait(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let reports = ScenarioBox([StallWatchdog.Stall.Kind]())
+            let watchdog = StallWatchdog(
+                runningThreshold: .seconds(60), waitingThreshold: .milliseconds(1), checkInterval: .microseconds(200)
+            ) { reports.value.append($0.kind) }
+            let pool = pooled ? WorkerPool(threads: 2, label: "sim-untimed-pool") : nil
+            let queue = pool.map { SerialQueue(label: "sim-untimed", pool: $0) } ?? SerialQueue(label: "sim-untimed")
+            watchdog.watch(queue)
+            queue.async {}  // the first wait: timed
+            queue.sync {}
+            queue.suspend()
+            queue.async {}  // the second: untimed unless a look armed the watchdog since the first
+            Self.pause(.milliseconds(3))
+            queue.resume()
+            queue.sync {}
+            watchdog.stop()
+            Simulation.check(
+                reports.value == [.waiting], "an untimed wait of 3 ms (threshold 1 ms) was reported \(reports.value)")
+            pool?.shutdown()
+        }
+    }
+
     /// `StallWatchdog.watch`/`stopWatching` (`StallWatchdog.swift`): the watchdog "reports … any
     /// queue whose running work has not finished within `runningThreshold`" of those it watches.
     /// `watch` and `stopWatching` of one queue race on two threads while virtual time passes (so a

@@ -82,6 +82,9 @@ enum ScenarioCatalog {
         CatalogEntry("stall-waiting-behind-long-item", .random, weight: 1, P.stallWatchdogReportsAnItemWaitingBehindALongOne(pooled: false)),
         CatalogEntry("stall-waiting-behind-long-item-pooled", .random, weight: 1, P.stallWatchdogReportsAnItemWaitingBehindALongOne(pooled: true)),
         CatalogEntry("watch-racing-stop-watching", .random, weight: 1, P.stallWatchdogReportsAQueueWhoseWatchRacedStopWatching),
+        // The waits a queue does not time (issue 39: most hops read no clock): a watchdog's look times them.
+        CatalogEntry("stall-untimed-wait-reported", .random, weight: 1, P.stallWatchdogReportsAnUntimedWait(pooled: false)),
+        CatalogEntry("stall-untimed-wait-reported-pooled", .random, weight: 1, P.stallWatchdogReportsAnUntimedWait(pooled: true)),
         CatalogEntry("pooled-due-work-in-due-order", .random, weight: 1, P.pooledDueWorkRunsInDueOrder),
         CatalogEntry("pooled-turns-bounded", .random, weight: 1, P.pooledTurnsAreBounded),
         CatalogEntry("timers-fire-in-window", .random, weight: 1, P.timersFireInTheirWindow),
@@ -132,6 +135,7 @@ enum ScenarioCatalog {
         "watchdog-late-disarm": "watch-racing-stop-watching",
         "settled-before-publish": "refresh-out-at-shutdown-published",
         "stealer-leaves-run-queue": "blocking-hops-three-threads",
+        "watchdog-untimed-wait-unseen": "stall-untimed-wait-reported",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }

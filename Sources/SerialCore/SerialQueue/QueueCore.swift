@@ -7,6 +7,9 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     let label: String
     /// The pool whose threads run this queue's work; `nil` for a queue with its own worker thread.
     let pool: PoolCore?
+    /// `pool`, unretained, for the hop's path (`perform`): `pool` keeps it alive, and the
+    /// optimizer retains and releases a class `let` around each call it is passed to.
+    private let unretainedPool: Unmanaged<PoolCore>?
     /// The most `async` items that may wait for the worker (`Int.max`: no bound).
     let maximumQueued: Int
     let mutex = PthreadMutex()
@@ -58,6 +61,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.label = label
         self.maximumQueued = maximumQueued
         self.pool = pool
+        self.unretainedPool = pool.map { Unmanaged.passUnretained($0) }
         if pool != nil {
             self.workAvailable = nil
             self.state = QueueState(pooledWithInitialCapacity: PoolCore.initialQueueCapacity)
@@ -143,7 +147,11 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         case .none: return
         case .wakeWorker:
             // Pooled: "wake the worker" means "put the queue in its pool's run queue".
-            if let pool = self.pool { pool.makeRunnable(self) } else { self.workAvailable!.signal() }
+            if let pool = self.unretainedPool {
+                pool._withUnsafeGuaranteedRef { $0.makeRunnable(self) }
+            } else {
+                self.workAvailable!.signal()
+            }
         case .nudgeSpinningWorker: self.spinningWorkerNudged.store(true, ordering: .releasing)
         }
     }

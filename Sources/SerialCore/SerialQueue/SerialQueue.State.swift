@@ -149,7 +149,7 @@ struct QueueState {
 
     mutating func submit(_ work: QueueWork) -> WakeAction {
         self.fifo.append(work)
-        self.counters.entered(depth: self.fifo.count)
+        self.counters.entered(depth: self.fifo.count, watched: !self.armedWatchdogs.isEmpty)
         defer { self.checkInvariants() }
         return self.wakeWorkerIfNeeded()
     }
@@ -189,7 +189,7 @@ struct QueueState {
                 _ = self.delayed.popFirst()
             } else if first.deadline <= now {
                 self.fifo.append(.delayed(self.delayed.popFirst()!.handle))
-                self.counters.entered(depth: self.fifo.count)
+                self.counters.entered(depth: self.fifo.count, watched: !self.armedWatchdogs.isEmpty)
             } else {
                 return
             }
@@ -380,6 +380,14 @@ extension QueueState {
     /// it if it was armed, for the caller to release after unlocking.
     mutating func disarmWatchdog(_ watchdog: StallWatchdog.Core) -> StallWatchdog.Core? {
         self.armedWatchdogs.disarm(watchdog)
+    }
+
+    /// A watchdog's look: stamps the current wait and batch if they are untimed (see
+    /// `QueueCounters`), with the clock read only then.
+    mutating func stampUntimedWaits(waitingInBatch: Int) {
+        self.counters.stampUntimedWaits(fifoIsEmpty: self.fifo.isEmpty, waitingInBatch: waitingInBatch) {
+            ClockReads.monotonicNanoseconds()
+        }
     }
 
     /// The queue got work: takes every armed watchdog, for the caller to wake after unlocking.

@@ -23,6 +23,8 @@ extension QueueCore {
         // Items the worker took in its batch behind the one running have not started either:
         // they have waited at least since the batch was taken, and are older than the FIFO's.
         let inBatch = self.state.counters.itemsWaitingInBatch(progress: progress, workerRunning: running && self.state.owner == .worker)
+        // Most waits are not timed (`QueueCounters`): this look times them from now on.
+        self.state.stampUntimedWaits(waitingInBatch: inBatch)
         let sample = StallSample(
             label: self.label, isRunning: running, progress: progress &+ self.state.counters.syncBodiesLeft,
             oldestWaitingSince: inBatch > 0 ? self.state.counters.batchTakenAt : self.state.counters.oldestEnteredAt,

@@ -23,7 +23,10 @@
 ///
 /// **Limits.** A duration is a lower bound, seen at the granularity of `checkInterval`. An
 /// item the worker has taken in its current batch, behind the one running, still waits: its
-/// wait counts from when the batch was taken. The
+/// wait counts from when the batch was taken. A queue times only some of its waits
+/// (`QueueStatistics`, "Wait time"; always the ones that begin while this watchdog sleeps armed
+/// on it): an untimed wait counts from the first look that sees it, so it is reported up to one
+/// `checkInterval` later, and as that much shorter, than a timed one. The
 /// thread of a `sync` body that entered an idle queue through the door while the watchdog was
 /// awake is not known (`Stall.threadID` is `nil`). Queues are held weakly: a released queue
 /// is simply no longer watched. Several watchdogs may watch one queue: each reports its stalls

@@ -146,9 +146,15 @@ final class PoolCore: @unchecked Sendable {  // all mutable state is guarded by 
     /// waits there longer than `nextPatienceNanoseconds` (the calling work may go on for long:
     /// work conservation, as a bound).
     func makeRunnable(_ core: QueueCore) {
-        guard let worker = CurrentQueueStack.current.poolWorker, worker.pool === self else {
-            return self.enqueue(core)  // from outside the pool
+        guard let worker = CurrentQueueStack.withCurrent({ $0.unretainedPoolWorker }) else {
+            return self.enqueue(core)  // from outside any pool
         }
+        worker._withUnsafeGuaranteedRef { self.makeRunnable(core, from: $0) }
+    }
+
+    /// `makeRunnable` on a pool thread (`worker`, of this pool or another).
+    private func makeRunnable(_ core: QueueCore, from worker: PoolWorker) {
+        guard worker.pool === self else { return self.enqueue(core) }  // from another pool
         guard worker.isInTurn, !worker.hasNext else { return self.pushLocal(.queue(core), on: worker) }
         #if SERIAL_SIMULATION
         worker.isPublishing = true

@@ -9,7 +9,7 @@ extension QueueCore {
     ///
     /// While the turn runs, the thread's queue stack holds exactly this queue.
     func runPooledTurn(on worker: PoolWorker, stack: CurrentQueueStack) {
-        guard let pool = self.pool else { fatalError("internal inconsistency: a pooled turn of a dedicated queue") }
+        assert(self.pool === worker.pool, "internal inconsistency: a turn on another pool's thread, or of a dedicated queue")
         stack.push(self)
         defer { stack.pop(self) }
         self.workerSystemID.store(stack.systemThreadID, ordering: .relaxed)  // for stall reports
@@ -32,7 +32,7 @@ extension QueueCore {
             _ = self.runShutdownHandlers()  // on this thread, with this queue current, as its last act
             // Detached before the exit is visible: a release or shutdown that returns finds the
             // pool without this queue (the pool's locks are leaves: taking them here is safe).
-            pool.detach(self)
+            self.pool!.detach(self)
             self.state.workerExited()
             self.announceWorkerExit()
             self.unlockState()
@@ -41,14 +41,14 @@ extension QueueCore {
         if self.state.hasRunnableWork {
             self.state.requeuePooledTurn()
             self.unlockState()
-            pool.requeue(self, from: worker)
+            worker.pool.requeue(self, from: worker)
             return
         }
         self.state.fallAsleep()
         _ = self.state.shrinkFIFOIfOversized(floor: PoolCore.batchLimit)
         self.openFastPathIfIdle()
         // Armed under the queue's lock, so it cannot land after this queue's last turn disarmed it.
-        if !self.state.isSuspended, let deadline = self.state.nextDelayedDeadline { pool.timers.arm(deadline, for: self) }
+        if !self.state.isSuspended, let deadline = self.state.nextDelayedDeadline { worker.pool.timers.arm(deadline, for: self) }
         self.unlockState()
     }
 
