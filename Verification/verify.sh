@@ -20,8 +20,10 @@
 # Dekker's hand-overs on `freeCount` (a push, a thread becoming free) and `watchingCount` (a `next`
 # fill, a watcher leaving), steals of own run queues, a watcher that takes a `next` queue after the
 # patience, the blocking wrapper's drain, the hop limit's requeue (README, "The pooled mode").
-# Time: 557 s wall (127 checks, 1,069 s of CPU) on this 2-core machine with JOBS=2, load average
-# 1-3.5 (README, "State counts"); the pool's probes share one pan per configuration
+# Time: 601 s wall (137 checks; their own times add up to 1,196 s, user+sys 551 s) on this 2-core
+# machine with JOBS=2, load average 4.5-5.7, 2026-11-29 (557 s for 127 checks on 2026-11-26, at
+# load 1-3.5; the 3-thread instance's 4 checks take 113 s of check time of the 137, 42 s when
+# run alone one at a time; README, "State counts"); the pool's probes share one pan per configuration
 # (PROBE_RUNTIME, flock; without flock each probe compiles its own).
 #
 # Installs nothing: needs spin (Debian package `spin`) and gcc on PATH; pool.pml's pans are
