@@ -1,7 +1,7 @@
 /*
  * The pooled mode of SerialQueue (Sources/SerialCore/WorkerPool, with the queue side in
  * Sources/SerialCore/SerialQueue), as a Promela model for spin: two queues share the threads of
- * one WorkerPool of width 2.
+ * one WorkerPool of width 2 (-DTHREE: 3).
  *
  * queue.pml models a queue with its own worker; this file models what changes when a pool runs
  * the queue: the pool's run queue of runnable queues (the injection queue, under the pool's
@@ -37,6 +37,11 @@
  *                           pushLocal, to the thread's own ring or, while a thread is free, to the
  *                           run queue); B.sync 6 then blocks with J possibly in the ring.
  *   SMALL                   P1 makes no A.async 4 (NESTED: no B.sync 2), for the liveness runs.
+ *   THREE                   (with NESTED JOB) a pool of 3 threads: slot 2 is a third pool thread
+ *                           T2, started with the pool (no stand-in: WorkerPool(threads: 3));
+ *                           item 1's body makes B.async 5 and enqueues J, and makes no B.sync 6
+ *                           (no pool thread blocks). The watcher's steal beside an idle thread
+ *                           while run-queue work counted on the watcher ([P5]'s wake).
  *   ENDLESS                 (with NESTED) item 1's body makes B.async 5 and then never ends (an
  *                           endless item: its thread never takes its `next` slot back), for
  *                           the liveness of the bounded delay (nextTakenDuringEndlessItem).
@@ -54,6 +59,7 @@
 /*   P0: A.async 1, then B.sync 2        P1: A.sync 3, then A.async 4       (switches: above)   */
 /*   NESTED: P0: A.async 1, whose body makes B.async 5, then B.sync 6;   P1: B.sync 2           */
 /*   JOB (with NESTED): item 1's body enqueues the task job J (item 7) before B.sync 6          */
+/*   THREE (with NESTED JOB): S is a third pool thread T2; item 1's body makes no B.sync 6      */
 /* ------------------------------------------------------------------------------------------ */
 
 #define NQ 2
@@ -70,7 +76,14 @@
 #define NITEMS 6
 #endif
 #define NPROD 2
+#ifdef THREE
+#if !defined(NESTED) || !defined(JOB)
+#error "THREE: with NESTED and JOB"
+#endif
+#define WIDTH 3                  /* WorkerPool(threads: 3): T0, T1, T2 (slot 2) */
+#else
 #define WIDTH 2                  /* WorkerPool(threads: 2) */
+#endif
 #define MAY_SPIN (WIDTH / 2 > 1 -> WIDTH / 2 : 1)   /* watchers allowed at once (PoolState.maySpin) */
 #define NT 3                     /* pool thread slots: T0, T1, the stand-in S */
 #define NW 5                     /* threads that can wait for a sync turn: T0, T1, S, P0, P1 */
@@ -181,7 +194,7 @@ byte idleStack[NT];              /* PoolState.idleWorkers (popLast) */
 byte idleN = 0;
 bool isWoken[NT];                /* PoolWorker.isWoken */
 bool wakeUpWaits[NT];            /* PoolWorker.wakeUp: one waiter, its thread */
-byte threadCount = WIDTH;        /* PoolState.threadCount (T0, T1 reserved by start()) */
+byte threadCount = WIDTH;        /* PoolState.threadCount (T0, T1 (THREE: T2) reserved by start()) */
 byte blockedCount = 0;
 bool attached[NQ] = true;        /* PoolState.attached */
 byte nAttached = NQ;
@@ -189,7 +202,11 @@ bool isClosed = false;
 bool isStopping = false;
 byte spinningCount = 0;
 bool changedWaits = false;       /* PoolCore.changed (the controller waits) */
+#ifdef THREE
+bool standInStarted = true;      /* slot 2 is T2, a pool thread from the start */
+#else
 bool standInStarted = false;     /* startThread() for the stand-in slot */
+#endif
 /* Thread-local in the code, global here so that the properties can see it (PoolWorker.isInTurn
  * and .batch are the pool threads' locals isInTurn and batch). */
 byte nextSlot[NT] = NONE;        /* PoolWorker.next (atomic, sequentially consistent) */
@@ -964,7 +981,9 @@ end_endless:
 #ifdef JOB
     pushLocal(QJ, t, false, took, woken, 30);                                 /* PoolCore.enqueueJob */
 #endif
+#ifndef THREE
     syncCall(QB, 6, t, t, via2, left2, a, woken)
+#endif
 #else
     skip
 #endif
@@ -1276,6 +1295,19 @@ inline lookDecides(t, act, cur, ran) {
     fi
 }
 
+/* PoolState.wakeIfRunQueueOutnumbersSpinners, the lock held, after a watcher stole a `next` queue
+ * (spinningCount already down by it): it counted as a thread that would look at the run queue,
+ * so enqueues made while it watched woke nobody; it leaves without looking -> an idle thread is
+ * woken if the run queue holds more than the remaining spinners take (f300b91). */
+inline wakeIfRunQueueOutnumbersSpinners(woken) {
+    reachedIf(runQ.n > spinningCount && idleN > 0, 45);
+#ifndef MUTANT_STEALER_LEAVES_RUN_QUEUE
+    if :: runQ.n > spinningCount -> popIdleWorker(woken) :: else -> skip fi
+#else
+    skip
+#endif
+}
+
 /* [P5]'s steal: the first other slot whose fill this watcher has seen for a whole window. */
 inline stealNextAfterPatience(t, cur) {
 #if !defined(MUTANT_NEVER_STEAL) && !defined(MUTANT_NO_STEAL) && !defined(MUTANT_PRIVATE_NEXT)
@@ -1385,20 +1417,20 @@ inline poolThread(t) {
          * the watcher takes it (stealNext's compare-and-swap; first slot first), returns with the
          * lock (stopSpinning) and runs it; else threadMain looks again in the same lock hold
          * (holdsLock): nothing can change in between. Its ring is empty: only its owner fills it,
-         * and it found it empty.
-         * NOT MODELLED (f300b91, 2026-11-29): after a steal the code also wakes an idle thread when
-         * the run queue holds more than the remaining spinners take (enqueues made during the watch
-         * counted on this thread). The bug it fixes needs a third thread idle beside the spinner
-         * and the busy owner of the slot; this model's instances (two threads and a stand-in) did
-         * not reject the code without the wake, and the simulator's scenario
-         * blocking-hops-three-threads (mutant stealer-leaves-run-queue) checks it instead. */
+         * and it found it empty. After a steal (f300b91), an idle thread is woken when the run
+         * queue holds more than the remaining spinners take (wakeIfRunQueueOutnumbersSpinners):
+         * enqueues made during the watch counted on this thread, which leaves without looking.
+         * The bug it fixes needs a third thread idle beside the watcher and the busy owner of the
+         * slot: only -DTHREE has one (MUTANT_STEALER_LEAVES_RUN_QUEUE; probe 45; the simulator's
+         * stealer-leaves-run-queue on blocking-hops-three-threads). */
         atomic {
             PLOCK; spinningCount--; assert(ownQ[t].n == 0);
             stealNextAfterPatience(t, cur);
             if
             :: cur != NONE ->
                 if :: isFree[t] -> isFree[t] = false; freeCount-- :: else -> skip fi;
-                seenNext[t] = 0; sawTurnover[t] = false; wakeWatcherIfNeeded(t, woken); act = ACT_RUN; PUNLOCK
+                seenNext[t] = 0; sawTurnover[t] = false; wakeWatcherIfNeeded(t, woken);
+                wakeIfRunQueueOutnumbersSpinners(woken); act = ACT_RUN; PUNLOCK
             :: else ->
                 /* sawOnlyTurnover: the watch ends (the code: after two patiences) */
                 dozeNext[t] = sawTurnover[t]; sawTurnover[t] = false;
@@ -1458,7 +1490,7 @@ end_doze:
 
 active proctype T0() { poolThread(0) }
 active proctype T1() { poolThread(1) }
-/* The stand-in slot: started by beginBlocking (or never). */
+/* The stand-in slot: started by beginBlocking (or never); with THREE, the pool thread T2. */
 active proctype S() {
 end_unstarted:
     standInStarted;

@@ -8,7 +8,8 @@
 #     only where no shutdown implies it); the same for the bounded queue (-DBOUNDED) and with a
 #     stall watchdog (-DWATCHDOG), on fewer endings; then the pooled mode's model for each
 #     ending, in three instances (the default one; -DNESTED: work on a pool thread calls
-#     another queue of the pool; -DNESTED -DJOB: it also enqueues a task job). All must pass.
+#     another queue of the pool; -DNESTED -DJOB: it also enqueues a task job), and a pool of 3
+#     threads (-DNESTED -DJOB -DTHREE: a watcher steals beside an idle thread). All must pass.
 #  2. Reachability probes: each scenario the properties depend on must actually happen in the
 #     model (a property that holds because its scenario is unreachable proves nothing).
 #  3. Mutants: each deliberate bug must be rejected with a counterexample, on the property it
@@ -19,8 +20,10 @@
 # Dekker's hand-overs on `freeCount` (a push, a thread becoming free) and `watchingCount` (a `next`
 # fill, a watcher leaving), steals of own run queues, a watcher that takes a `next` queue after the
 # patience, the blocking wrapper's drain, the hop limit's requeue (README, "The pooled mode").
-# Time: 557 s wall (127 checks, 1,069 s of CPU) on this 2-core machine with JOBS=2, load average
-# 1-3.5 (README, "State counts"); the pool's probes share one pan per configuration
+# Time: 601 s wall (137 checks; their own times add up to 1,196 s, user+sys 551 s) on this 2-core
+# machine with JOBS=2, load average 4.5-5.7, 2026-11-29 (557 s for 127 checks on 2026-11-26, at
+# load 1-3.5; the 3-thread instance's 4 checks take 113 s of check time of the 137, 42 s when
+# run alone one at a time; README, "State counts"); the pool's probes share one pan per configuration
 # (PROBE_RUNTIME, flock; without flock each probe compiles its own).
 #
 # Installs nothing: needs spin (Debian package `spin`) and gcc on PATH; pool.pml's pans are
@@ -341,6 +344,12 @@ pcheck ltl:everyAcceptedItemRuns pass "pool-job/NONE: LTL everyAcceptedItemRuns 
 section "== the pooled mode, an endless item: item 1's body makes B.async 5 (into its next slot), then never ends (no P1)"
 pcheck ltl:nextTakenDuringEndlessItem pass "pool-endless/NONE: LTL nextTakenDuringEndlessItem (weak fairness)" \
     -DNESTED -DENDLESS -DEND_NONE -DSMALL -DCHECK_ALL
+section "== the pooled mode, 3 threads (T2 in slot 2, no stand-in): item 1's body makes B.async 5, enqueues job J (no B.sync 6, no P1)"
+# Only with SMALL: with P1's B.sync 2 the safety search takes 43.6 million states (COLLAPSE, 2.8 GB,
+# 145 s of pan), beyond CI's budget (README, "State counts").
+pcheck safety pass "pool-three/NONE: assertions, no invalid end state" -DNESTED -DJOB -DTHREE -DEND_NONE -DSMALL -DCHECK_ALL
+pcheck ltl:everyAcceptedItemRuns pass "pool-three/NONE: LTL everyAcceptedItemRuns (weak fairness)" \
+    -DNESTED -DJOB -DTHREE -DEND_NONE -DSMALL -DCHECK_ALL
 
 section "== the pooled mode: reachability (what the pooled mode adds; the queue's own scenarios are probed above)"
 pprobe() {  # number, switches, description: one pan per set of switches (PROBE_RUNTIME)
@@ -373,6 +382,7 @@ pprobe 37 "-DEND_NONE" "a thread out of work steals from another thread's own ru
 pprobe 34 "-DNESTED -DJOB -DEND_NONE -DSMALL" "a blocking pool thread moves its own run queue (the job) to the run queue"
 pprobe 43 "-DNESTED -DEND_NONE" "a watcher that saw only turnover dozes"
 pprobe 44 "-DNESTED -DEND_NONE" "a doze's time passes: the dozer takes itself off the idle stack and looks"
+pprobe 45 "-DNESTED -DJOB -DTHREE -DEND_NONE -DSMALL" "a watcher steals a next queue while run-queue work waits and a thread is idle"
 
 section "== the pooled mode: mutants"
 pmutant() {  # name, kind, expected report, switches, property flag, description
@@ -403,6 +413,8 @@ pmutant HANDOFF_REST_TO_BACK asserts 'seq\[id\]>lastSeq' "-DEND_NONE" CHECK_ORDE
 pmutant TAKE_COPY asserts 'st\[id\]==1' "-DEND_NONE" CHECK_ONCE "a turn takes its batch without removing it"
 pmutant CANCEL_DROPS_SYNC asserts 'droppable' "-DEND_CANCEL" CHECK_NOTHING_LOST "cancelPending drops sync turns"
 pmutant POOL_STOP_EARLY asserts 'settled' "-DEND_POOL" CHECK_NOTHING_LOST "pool threads leave before the queues drained"
+pmutant STEALER_LEAVES_RUN_QUEUE asserts 'conserving' "-DNESTED -DJOB -DTHREE -DEND_NONE -DSMALL" CHECK_WORK_CONSERVING \
+    "a watcher that steals a next queue wakes nobody for the run queue"
 
 wait
 flush
