@@ -1,0 +1,333 @@
+import Glibc
+import SerialCore
+import SerialTestSupport
+import Synchronization
+import Testing
+
+/// Attack 43 on the stall watchdog's fixes of 7ef66b0 (StallWatchdog's doc: "reports, once per
+/// stall, any queue whose running work has not finished within `runningThreshold`, or whose
+/// oldest waiting item has not started within `waitingThreshold`"; `SerialQueueInDepth.md`: "The
+/// watchdog reports each stall once"; the fix's own words: "the wait left is timed from the drop
+/// (a lower bound)", "the rest now waits since its batch was taken, one stall"). Real threads,
+/// every wait bounded; where time must pass, the watchdog's own looks count it (1 ms each).
+///
+/// Tests marked "reproduced" show a finding and run only with `ATTACK43_REPRODUCE=1`.
+@Suite("Attack 43: the stall watchdog after 7ef66b0", .onItsOwnThread)
+struct Attack43Tests {
+    typealias Reports = StallWatchdogTests.Reports
+
+    static var reproduce: Bool { getenv("ATTACK43_REPRODUCE") != nil }
+
+    /// Waits until `watchdog` made `count` more looks.
+    static func looks(_ count: Int, of watchdog: StallWatchdog) -> Bool {
+        StallWatchdogAttackTests.looks(count, of: watchdog)
+    }
+
+    // MARK: A drop that leaves the oldest item in place
+
+    /// "The wait left is timed from the drop (a lower bound)" (7ef66b0) against "reports, once per
+    /// stall": a `sync` turn S waits behind a long item and is reported as waiting; then a later
+    /// closure z enters, and `shutdown(.cancelPending)` drops z — not S, which stays the oldest
+    /// waiting item and keeps waiting. S's wait is one stall, reported once.
+    ///
+    /// Seen: the drop restarts the oldest-waiting time even though the dropped item was not the
+    /// oldest (`QueueCounters.dropped`: any drop with items left sets `oldestEnteredAt = now`), so
+    /// S's one continuing wait gets a new identity and is reported a second time one threshold
+    /// later, its duration counted from the drop.
+    @Test(
+        .disabled(if: !Attack43Tests.reproduce, "finding of attack 43: a drop behind the oldest item re-times its wait (reported twice)"),
+        arguments: QueueMode.allCases)
+    func aSyncTurnWaitingBehindALongItemIsReportedOnceWhenALaterItemIsDropped(mode: QueueMode) {
+        let waiting = Self.reportsOfASyncTurnAcrossADropBehindIt(mode)
+        #expect(
+            waiting.count == 1,
+            "\(mode): S waited without a break from its entry to the long item's end (one stall); reported \(waiting.count) times: \(waiting.map(\.description))")
+    }
+
+    /// The same drop, where the dropped item *is* the oldest: the wait left is a new one (at
+    /// least one report; the fix's rule). Kept enabled: what 7ef66b0 promised.
+    @Test(arguments: QueueMode.allCases)
+    func aWaitingStallIsStillReportedAfterTheOldestItemIsDropped(mode: QueueMode) {
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .seconds(3600), waitingThreshold: .milliseconds(100), checkInterval: .milliseconds(1)
+        ) { reports.add($0) }
+        defer { watchdog.stop() }
+        let q = StallWatchdogAttackTests.queue(mode, label: "a43-drop-old-\(mode)")
+        watchdog.watch(q)
+        let started = TestSemaphore()
+        let release = TestSemaphore()
+        let syncReturned = TestSemaphore()
+        let shutDown = TestSemaphore()
+        q.async {
+            started.signal()
+            _ = release.wait(timeout: .seconds(60))
+        }
+        #expect(started.wait(timeout: .seconds(20)))
+        q.async {}  // the oldest waiting item, dropped below
+        OwnThread.start {
+            q.sync {}
+            syncReturned.signal()
+        }
+        #expect(eventually(timeout: .seconds(20)) { q.statistics.syncWaits == 1 }, "the sync caller never queued its turn")
+        OwnThread.start {
+            q.shutdown(.cancelPending)
+            shutDown.signal()
+        }
+        #expect(eventually(timeout: .seconds(20)) { q.statistics.dropped == 1 }, "the closure was not dropped")
+        let before = reports.all.count
+        #expect(
+            eventually(timeout: .seconds(20)) { reports.all.dropFirst(before).contains { $0.kind == .waiting } },
+            "the sync turn left waiting behind the long item after the drop was never reported")
+        release.signal()
+        #expect(syncReturned.wait(timeout: .seconds(20)), "the sync caller never returned")
+        #expect(shutDown.wait(timeout: .seconds(20)), "the shutdown never returned")
+    }
+
+    static func reportsOfASyncTurnAcrossADropBehindIt(_ mode: QueueMode) -> [StallWatchdog.Stall] {
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .seconds(3600), waitingThreshold: .milliseconds(100), checkInterval: .milliseconds(1)
+        ) { reports.add($0) }
+        defer { watchdog.stop() }
+        let q = StallWatchdogAttackTests.queue(mode, label: "a43-drop-\(mode)")
+        watchdog.watch(q)
+        let started = TestSemaphore()
+        let release = TestSemaphore()
+        let syncReturned = TestSemaphore()
+        let shutDown = TestSemaphore()
+        q.async {
+            started.signal()
+            _ = release.wait(timeout: .seconds(60))
+        }
+        #expect(started.wait(timeout: .seconds(20)))
+        // Reports of the long item's own start (a slow machine) are none of S's.
+        let before = reports.all.count
+        OwnThread.start {
+            q.sync {}  // S: the oldest waiting item from here on
+            syncReturned.signal()
+        }
+        #expect(eventually(timeout: .seconds(20)) { q.statistics.syncWaits == 1 }, "the sync caller never queued its turn")
+        q.async {}  // z, behind S
+        #expect(
+            eventually(timeout: .seconds(20)) { reports.all.dropFirst(before).contains { $0.kind == .waiting } },
+            "S waiting behind the long item was never reported")
+        OwnThread.start {
+            q.shutdown(.cancelPending)  // drops z; S stays, still waiting
+            shutDown.signal()
+        }
+        #expect(eventually(timeout: .seconds(20)) { q.statistics.dropped == 1 }, "z was not dropped")
+        #expect(Self.looks(1_000, of: watchdog), "the watchdog stopped looking")  // 10 thresholds
+        let waiting = reports.all.dropFirst(before).filter { $0.kind == .waiting }
+        release.signal()
+        #expect(syncReturned.wait(timeout: .seconds(20)), "the sync caller never returned")
+        #expect(shutDown.wait(timeout: .seconds(20)), "the shutdown never returned")
+        return Array(waiting)
+    }
+
+    // MARK: The rest of a batch handed to a sync caller, taken again
+
+    /// "The rest now waits since its batch was taken, one stall" (7ef66b0, for a pooled turn that
+    /// hands the queue to a `sync` caller). A batch [S, b, c]: S's body runs long (b and c wait:
+    /// reported once), then b runs long with c behind it. c never started from the batch's take to
+    /// b's end. On a dedicated queue the worker keeps its batch across the hand-off: c's wait is
+    /// one stall, reported once (the control, enabled).
+    @Test func theRestOfABatchWaitingBehindASyncBodyThenALongItemIsReportedOnce() {
+        let waiting = Self.reportsOfABatchRestAcrossASyncBody(.dedicated)
+        #expect(waiting.count == 1, "dedicated: \(waiting.map(\.description))")
+    }
+
+    /// The same on a pooled queue. Seen: when the sync body returns, the queue's next turn takes
+    /// [b, c] as a new batch (`batchTakenAt` = now), so c's wait behind b gets a new
+    /// oldest-waiting time and is reported a second time, timed from the re-take; the dedicated
+    /// queue reports the same work once. (Arguable as attack 42's case was: by the detector's
+    /// "once per oldest item", the oldest waiting item changed from b to c when b started; then
+    /// the dedicated queue is the one that stays silent. Either way the modes disagree.)
+    @Test(.disabled(if: !Attack43Tests.reproduce, "finding of attack 43: the pooled re-take of a batch's rest re-times its wait (reported twice; dedicated once)"))
+    func theRestOfABatchWaitingBehindASyncBodyThenALongItemIsReportedOnceOnAPooledQueue() {
+        let waiting = Self.reportsOfABatchRestAcrossASyncBody(.pooled)
+        #expect(waiting.count == 1, "pooled: c waited from the batch's take to b's end (one stall): \(waiting.map(\.description))")
+    }
+
+    static func reportsOfABatchRestAcrossASyncBody(_ mode: QueueMode) -> [StallWatchdog.Stall] {
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .seconds(3600), waitingThreshold: .milliseconds(100), checkInterval: .milliseconds(1)
+        ) { reports.add($0) }
+        defer { watchdog.stop() }
+        let q = StallWatchdogAttackTests.queue(mode, label: "a43-rest-\(mode)")
+        watchdog.watch(q)
+        let firstStarted = TestSemaphore()
+        let go = TestSemaphore()
+        let bodyStarted = TestSemaphore()
+        let bodyRelease = TestSemaphore()
+        let bStarted = TestSemaphore()
+        let bRelease = TestSemaphore()
+        let cRan = TestFlag()
+        let syncReturned = TestSemaphore()
+        q.async {
+            firstStarted.signal()
+            _ = go.wait(timeout: .seconds(60))
+        }
+        #expect(firstStarted.wait(timeout: .seconds(20)))
+        OwnThread.start {
+            q.sync {
+                bodyStarted.signal()
+                _ = bodyRelease.wait(timeout: .seconds(60))
+            }
+            syncReturned.signal()
+        }
+        #expect(eventually(timeout: .seconds(20)) { q.statistics.syncWaits == 1 }, "the sync caller never queued its turn")
+        q.async {
+            bStarted.signal()
+            _ = bRelease.wait(timeout: .seconds(60))
+        }
+        q.async { cRan.set() }
+        // Waits reported while the first item ran (the FIFO [S, b, c] behind it) are another stall.
+        #expect(Self.looks(20, of: watchdog), "the watchdog stopped looking")
+        go.signal()
+        #expect(bodyStarted.wait(timeout: .seconds(20)), "the sync body never started")
+        let before = reports.all.count
+        #expect(
+            eventually(timeout: .seconds(20)) { reports.all.dropFirst(before).contains { $0.kind == .waiting } },
+            "b and c waiting behind the sync body were never reported")
+        bodyRelease.signal()
+        #expect(syncReturned.wait(timeout: .seconds(20)), "the sync caller never returned")
+        #expect(bStarted.wait(timeout: .seconds(20)), "b never started")
+        #expect(Self.looks(1_000, of: watchdog), "the watchdog stopped looking")  // 10 thresholds
+        let waiting = reports.all.dropFirst(before).filter { $0.kind == .waiting }
+        let cStarted = cRan.isSet
+        bRelease.signal()
+        q.sync {}
+        #expect(!cStarted, "c started while b ran")
+        return Array(waiting)
+    }
+
+    // MARK: Suspension
+
+    /// A queue suspended from inside its own item with a long item still to come: the batch's rest
+    /// goes back to the FIFO ("waiting since its batch was taken"). Then the queue is resumed and
+    /// the long item b runs with c behind. Promise ("once per stall"): every report names a wait
+    /// that really went on that long (a lower bound: `duration` never exceeds the time since the
+    /// oldest item that was waiting entered), in both modes.
+    @Test(arguments: QueueMode.allCases)
+    func aSuspendedAndResumedBatchNeverReportsAWaitLongerThanItsItemsWaited(mode: QueueMode) {
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .seconds(3600), waitingThreshold: .milliseconds(100), checkInterval: .milliseconds(1)
+        ) { reports.add($0) }
+        defer { watchdog.stop() }
+        let q = StallWatchdogAttackTests.queue(mode, label: "a43-susp-\(mode)")
+        watchdog.watch(q)
+        let gate = TestSemaphore()
+        let gateStarted = TestSemaphore()
+        let bStarted = TestSemaphore()
+        let bRelease = TestSemaphore()
+        q.async {
+            gateStarted.signal()
+            _ = gate.wait(timeout: .seconds(60))
+        }
+        #expect(gateStarted.wait(timeout: .seconds(20)))
+        let enteredAt = monotonicNow()
+        q.async { q.suspend() }  // a: suspends its own queue
+        q.async {
+            bStarted.signal()
+            _ = bRelease.wait(timeout: .seconds(60))
+        }
+        q.async {}  // c
+        gate.signal()
+        #expect(eventually(timeout: .seconds(20)) { q.statistics.executed == 2 }, "a never ran")
+        #expect(Self.looks(300, of: watchdog), "the watchdog stopped looking")
+        q.resume()
+        #expect(bStarted.wait(timeout: .seconds(20)), "b never started after the resume")
+        #expect(Self.looks(300, of: watchdog), "the watchdog stopped looking")
+        let now = monotonicNow()
+        bRelease.signal()
+        q.sync {}
+        for stall in reports.all where stall.kind == .waiting {
+            #expect(
+                stall.duration <= .nanoseconds(Int64(now - enteredAt)),
+                "\(mode): reported \(stall.duration) of waiting; the items entered \(Duration.nanoseconds(Int64(now - enteredAt))) before the end")
+        }
+        #expect(reports.all.contains { $0.kind == .waiting }, "\(mode): items suspended for 300 ms were not reported waiting")
+    }
+
+    // MARK: Nested sync and hops between pooled queues
+
+    /// A pooled queue p's sync body blocks in a nested `sync` onto another pooled queue r whose
+    /// item runs long: p is running (its body, on the caller's thread); r is running (on a pool
+    /// thread). Promise: each reported once as running, p naming the caller's thread, r the pool
+    /// thread running its item; neither named with the other's thread. (p entered idle through
+    /// the lock-free door while the watchdog was awake, so its thread may be unknown, `nil`: the
+    /// documented limit.)
+    @Test func aNestedSyncOntoABusyPooledQueueReportsEachQueueOnItsOwnThread() {
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .milliseconds(100), waitingThreshold: .seconds(3600), checkInterval: .milliseconds(1)
+        ) { reports.add($0) }
+        defer { watchdog.stop() }
+        let pool = WorkerPool(threads: 2, label: "a43-nest")
+        let p = SerialQueue(label: "a43-nest-p", pool: pool)
+        let r = SerialQueue(label: "a43-nest-r", pool: pool)
+        watchdog.watch(p)
+        watchdog.watch(r)
+        let rStarted = TestSemaphore()
+        let rRelease = TestSemaphore()
+        let rThread = Atomic<Int32>(0)
+        let callerThread = Atomic<Int32>(0)
+        let returned = TestSemaphore()
+        r.async {
+            rThread.store(CurrentThread.systemID, ordering: .relaxed)
+            rStarted.signal()
+            _ = rRelease.wait(timeout: .seconds(60))
+        }
+        #expect(rStarted.wait(timeout: .seconds(20)))
+        OwnThread.start {
+            callerThread.store(CurrentThread.systemID, ordering: .relaxed)
+            p.sync { r.sync {} }
+            returned.signal()
+        }
+        #expect(eventually(timeout: .seconds(20)) { r.statistics.syncWaits == 1 }, "the nested sync never queued")
+        #expect(
+            eventually(timeout: .seconds(20)) { Set(reports.all.map(\.queueLabel)).isSuperset(of: ["a43-nest-p", "a43-nest-r"]) },
+            "p and r were not both reported: \(reports.all.map(\.description))")
+        #expect(Self.looks(300, of: watchdog))
+        rRelease.signal()
+        #expect(returned.wait(timeout: .seconds(20)), "the nested sync never returned")
+        let all = reports.all
+        let pReports = all.filter { $0.queueLabel == "a43-nest-p" && $0.kind == .running }
+        let rReports = all.filter { $0.queueLabel == "a43-nest-r" && $0.kind == .running }
+        #expect(pReports.count == 1 && [nil, callerThread.load(ordering: .relaxed)].contains(pReports.first?.threadID), "p: \(pReports.map(\.description)); caller \(callerThread.load(ordering: .relaxed))")
+        #expect(rReports.count == 1 && rReports.first?.threadID == rThread.load(ordering: .relaxed), "r: \(rReports.map(\.description)); r's thread \(rThread.load(ordering: .relaxed))")
+    }
+
+    /// Hops between two pooled queues (a chain that posts to the other queue and ends its item at
+    /// once, 2,000 hops) beside a watchdog with a 50 ms running threshold and 50 ms waiting
+    /// threshold: no item runs or waits that long unless the machine stalls them, so every report
+    /// must name a queue and a thread that existed: a running report names a pool thread, never 0.
+    @Test func hopsBetweenPooledQueuesNeverReportAStallOnAnUnknownThread() {
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .milliseconds(50), waitingThreshold: .milliseconds(50), checkInterval: .milliseconds(1)
+        ) { reports.add($0) }
+        defer { watchdog.stop() }
+        let pool = WorkerPool(threads: 2, label: "a43-hops")
+        let a = SerialQueue(label: "a43-hop-a", pool: pool)
+        let b = SerialQueue(label: "a43-hop-b", pool: pool)
+        watchdog.watch(a)
+        watchdog.watch(b)
+        let done = TestSemaphore()
+        let hops = Atomic<Int>(0)
+        @Sendable func hop(_ here: SerialQueue, _ there: SerialQueue) {
+            if hops.add(1, ordering: .relaxed).newValue >= 2_000 { return done.signal() }
+            there.async { hop(there, here) }
+        }
+        a.async { hop(a, b) }
+        #expect(done.wait(timeout: .seconds(60)), "the chain did not end")
+        a.sync {}
+        b.sync {}
+        for stall in reports.all where stall.kind == .running {
+            #expect(stall.threadID != nil && stall.threadID != 0, "a running stall on no thread: \(stall)")
+        }
+    }
+}
