@@ -277,6 +277,36 @@ struct Attack43RequestTests {
         serial.shutdown()
     }
 
+    // MARK: The refresh limit's successor rule (98e85bf)
+
+    /// `CredentialLifetime` (98e85bf): "a credential the server rejected before its known expiry
+    /// pays for nothing more, nor does the one that replaces it, whether the rejection comes before
+    /// or after the replacement arrives". Attack 14 of attack40c put one 401 of token 1 (valid)
+    /// 9 ms before and 10 ms after its background refresh's answer (51.12 s); here the 401 lands
+    /// on every millisecond around it, the same instant included (latency 220 ms: the 401 and the
+    /// answer fall due together, in the scheduler's order). The window is full (limit 1): the
+    /// outcome of two minutes of traffic and the refresh calls must be the same at every latency.
+    @Test func oneRejectionAtEveryMillisecondAroundTheRefreshsAnswerHasOneOutcome() {
+        let limits = RefreshLimitAttackTests()
+        func run(latency: Duration) -> String {
+            let harness = limits.harnessWithTheWindowFull()
+            harness.scheduler.advance(to: harness.start.advanced(by: .milliseconds(50_900)))
+            harness.submit("long", statuses: [401, 200], latency: latency)
+            harness.advance(.milliseconds(200))
+            harness.submit("stale")  // 51.1 s: token 1's paid background refresh, answered at 51.12 s
+            harness.advance(.milliseconds(100))
+            let tags = limits.traffic(harness, every: .seconds(1), until: .seconds(130), tag: "t")
+            harness.advance(.seconds(1))
+            limits.expectEachEndedOnce(harness, tags + ["long", "stale"])
+            #expect(limits.sendsWithExpiredCredential(harness.server).isEmpty)
+            let outcomes = limits.outcomes(harness, tags).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            return "refreshes \(harness.server.refreshCalls), \(outcomes.joined(separator: ", "))"
+        }
+        var seen: [String: [Int]] = [:]
+        for milliseconds in 205...235 { seen[run(latency: .milliseconds(milliseconds)), default: []].append(milliseconds) }
+        #expect(seen.count == 1, "the outcome hinges on when the 401 lands (latency in ms): \(seen)")
+    }
+
     /// Yields until `condition` holds; fails after `realSeconds` of the continuous clock.
     static func yieldUntil(
         realSeconds: Int, _ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
