@@ -330,4 +330,49 @@ struct Attack43Tests {
             #expect(stall.threadID != nil && stall.threadID != 0, "a running stall on no thread: \(stall)")
         }
     }
+
+    // MARK: WorkerPool (f300b91) on real threads
+
+    /// WorkerPool: "other work made runnable while a thread is free goes to the pool's run queue
+    /// at once, waking an idle thread unless a spinning one will look"; f300b91: a watcher that
+    /// steals a `next` queue wakes an idle thread for the run-queue work it was counted on for.
+    /// On 3 threads, x's item leaves c in its `next` slot, and both x's and c's items go on until y
+    /// ran; y becomes runnable from outside the pool a few spins after c's fill, while a free
+    /// thread may watch c's slot. Before f300b91 the watcher could steal c and leave y with the
+    /// third thread asleep: x and c would wait for y until their cap (30 s). Each round: y runs
+    /// within 10 s (no speed measured). 300 rounds, or ATTACK43_ROUNDS.
+    @Test func runQueueWorkBesideAWatcherThatStealsRunsOnRealThreads() {
+        let rounds = getenv("ATTACK43_ROUNDS").flatMap { Int(String(cString: $0)) } ?? 300
+        let pool = WorkerPool(threads: 3, label: "a43-steal")
+        var late: [Int] = []
+        for round in 0..<rounds {
+            let x = SerialQueue(label: "a43-steal-x", pool: pool)
+            let c = SerialQueue(label: "a43-steal-c", pool: pool)
+            let y = SerialQueue(label: "a43-steal-y", pool: pool)
+            let posted = TestFlag()
+            let yRan = TestFlag()
+            let finished = TestSemaphore()
+            @Sendable func untilYRan() {
+                _ = eventually(timeout: .seconds(30)) { yRan.isSet }
+                finished.signal()
+            }
+            x.async {
+                c.async { untilYRan() }
+                posted.set()
+                untilYRan()
+            }
+            #expect(eventually(timeout: .seconds(20)) { posted.isSet }, "round \(round): x's item never posted c")
+            var spins = 0
+            for _ in 0..<(round % 7) * 200 { spins &+= Int(monotonicNow() & 1) }
+            y.async { yRan.set() }
+            if !eventually(timeout: .seconds(10), { yRan.isSet }) { late.append(round) }
+            #expect(finished.wait(timeout: .seconds(40)) && finished.wait(timeout: .seconds(40)), "round \(round): x's or c's item did not end")
+            x.sync {}
+            c.sync {}
+            y.sync {}
+            _ = spins
+        }
+        pool.shutdown()
+        #expect(late.isEmpty, "y did not run within 10 s while x's and c's items waited for it, with the pool's third thread: rounds \(late)")
+    }
 }
