@@ -331,6 +331,99 @@ struct Attack43Tests {
         }
     }
 
+    // MARK: A queue handed between sync callers; shutdown while watched
+
+    /// `Stall.threadID`: "the thread running the queue's work". Two `sync` callers on two threads
+    /// each get the queue handed to them at their turn (it is busy when they call) and each runs
+    /// a long body: each body is one running stall, reported once, naming its own caller's thread.
+    @Test(arguments: QueueMode.allCases)
+    func syncBodiesOnTwoThreadsAreEachReportedOnTheirOwnThread(mode: QueueMode) {
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .milliseconds(100), waitingThreshold: .seconds(3600), checkInterval: .milliseconds(1)
+        ) { reports.add($0) }
+        defer { watchdog.stop() }
+        let q = StallWatchdogAttackTests.queue(mode, label: "a43-two-\(mode)")
+        watchdog.watch(q)
+        let gate = TestSemaphore()
+        let gateStarted = TestSemaphore()
+        q.async {
+            gateStarted.signal()
+            _ = gate.wait(timeout: .seconds(60))
+        }
+        #expect(gateStarted.wait(timeout: .seconds(20)))
+        let threads = LockedValue<[Int32]>([0, 0])
+        let releases = [TestSemaphore(), TestSemaphore()]
+        let started = [TestSemaphore(), TestSemaphore()]
+        let returned = TestSemaphore()
+        for index in 0..<2 {
+            OwnThread.start {
+                threads.withLock { $0[index] = CurrentThread.systemID }
+                q.sync {
+                    started[index].signal()
+                    _ = releases[index].wait(timeout: .seconds(60))
+                }
+                returned.signal()
+            }
+            #expect(eventually(timeout: .seconds(20)) { q.statistics.syncWaits == index + 1 }, "caller \(index) never queued its turn")
+        }
+        gate.signal()
+        for index in 0..<2 {
+            #expect(started[index].wait(timeout: .seconds(20)), "body \(index) never started")
+            let before = reports.all.count
+            #expect(
+                eventually(timeout: .seconds(20)) { reports.all.dropFirst(before).contains { $0.kind == .running } },
+                "body \(index) was never reported running")
+            #expect(Self.looks(200, of: watchdog))
+            let running = reports.all.dropFirst(before).filter { $0.kind == .running }
+            #expect(
+                running.count == 1 && running.first?.threadID == threads.withLock { $0[index] },
+                "\(mode): body \(index) on thread \(threads.withLock { $0[index] }): \(running.map(\.description))")
+            releases[index].signal()
+            #expect(returned.wait(timeout: .seconds(20)))
+        }
+        q.sync {}
+    }
+
+    /// A watched queue shut down with `.cancelPending` while a long item runs and items wait
+    /// (reported as waiting): the dropped items are never reported again, nothing is reported
+    /// after the queue exited, and the watchdog (watching nothing else) goes to sleep: "a released
+    /// queue is simply no longer watched"; "idle costs nothing".
+    @Test(arguments: QueueMode.allCases)
+    func aQueueShutDownWhileWatchedIsReportedNoMoreAndTheWatchdogSleeps(mode: QueueMode) {
+        let reports = Reports()
+        let watchdog = StallWatchdog(
+            runningThreshold: .seconds(3600), waitingThreshold: .milliseconds(50), checkInterval: .milliseconds(1)
+        ) { reports.add($0) }
+        defer { watchdog.stop() }
+        var q: SerialQueue? = StallWatchdogAttackTests.queue(mode, label: "a43-shut-\(mode)")
+        watchdog.watch(q!)
+        let started = TestSemaphore()
+        let release = TestSemaphore()
+        let shutDown = TestSemaphore()
+        q!.async {
+            started.signal()
+            _ = release.wait(timeout: .seconds(60))
+        }
+        #expect(started.wait(timeout: .seconds(20)))
+        for _ in 0..<5 { q!.async {} }
+        #expect(eventually(timeout: .seconds(20)) { reports.all.contains { $0.kind == .waiting } }, "the waiting items were not reported")
+        let queue = q!
+        OwnThread.start {
+            queue.shutdown(.cancelPending)
+            shutDown.signal()
+        }
+        #expect(eventually(timeout: .seconds(20)) { queue.statistics.dropped == 5 }, "the items were not dropped")
+        let afterDrop = reports.all.count
+        #expect(Self.looks(200, of: watchdog), "the watchdog stopped looking")
+        #expect(reports.all.count == afterDrop, "\(mode): reported after the drop: \(reports.all.dropFirst(afterDrop).map(\.description))")
+        release.signal()
+        #expect(shutDown.wait(timeout: .seconds(20)), "the shutdown never returned")
+        q = nil
+        #expect(eventually(timeout: .seconds(20)) { watchdog._isAsleep }, "\(mode): the watchdog kept looking after its only queue shut down")
+        #expect(reports.all.count == afterDrop, "\(mode): reported after the shutdown: \(reports.all.dropFirst(afterDrop).map(\.description))")
+    }
+
     // MARK: WorkerPool (f300b91) on real threads
 
     /// WorkerPool: "other work made runnable while a thread is free goes to the pool's run queue
