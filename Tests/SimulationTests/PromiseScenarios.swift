@@ -707,4 +707,115 @@ enum PromiseScenarios {
         }
     }
 }
+
+// The scenarios of attack 43 (2026-11-29) for two fixes that had none in the catalogue: the stall
+// watchdog's (7ef66b0) and `Policy.refresh` answered once (d3d4a17).
+extension PromiseScenarios {
+    /// Catalogue: `stall-handoff-rest-waits-once-pooled`. StallWatchdog: "reports, once per stall,
+    /// any queue … whose oldest waiting item has not started within `waitingThreshold`"; 7ef66b0
+    /// (a pooled turn that handed the queue to a `sync` caller): "the rest now waits since its
+    /// batch was taken, one stall". A pooled queue is suspended while a 40 ms item L, a sync turn
+    /// S (body 60 ms, from another thread) and c enter; resumed, one turn takes [L, S, c]: S and c
+    /// wait behind L (threshold 20 ms: reported), then c behind S's body, handed over by the pool
+    /// thread (the rest of the batch goes back to the FIFO). c's wait is one stall: one report.
+    static let pooledHandOffRestWaitsOnce: @Sendable () -> Void = {
+        let reports = ScenarioBox([String]())
+        let watchdog = StallWatchdog(
+            runningThreshold: .seconds(60), waitingThreshold: .milliseconds(20), checkInterval: .milliseconds(1)
+        ) { reports.value.append("\($0.kind) \($0.duration) \($0.waitingItems)") }
+        let pool = WorkerPool(threads: 2, label: "sim-handoff-pool")
+        let queue = SerialQueue(label: "sim-handoff", pool: pool)
+        let caller = SerialQueue(label: "sim-handoff-caller")
+        watchdog.watch(queue)
+        queue.suspend()
+        queue.async { Self.pause(.milliseconds(40)) }  // L
+        caller.async { queue.sync { Self.pause(.milliseconds(60)) } }  // S
+        var reads = 0
+        while queue.statistics.syncWaits == 0 && reads < 5_000 {
+            _ = MonotonicInstant.now()
+            reads += 1
+        }
+        Simulation.check(queue.statistics.syncWaits == 1, "the sync caller never queued its turn")
+        let cRan = ScenarioBox(false)
+        queue.async { cRan.value = true }  // c
+        queue.resume()
+        caller.sync {}
+        queue.sync {}
+        watchdog.stop()
+        Simulation.check(cRan.value, "c never ran")
+        Simulation.check(
+            reports.value.count == 1 && reports.value[0].hasPrefix("waiting"),
+            "c waited from the batch's take through L (40 ms) and S's body (60 ms), one stall (threshold 20 ms); reported: \(reports.value)")
+        pool.shutdown()
+    }
+
+    struct Denied: Error {}
+
+    /// Catalogue: `refresh-answered-once`. `RequestQueue.Policy.refresh`: its completion is called
+    /// "once (later calls are ignored)"; d3d4a17: "a second answer is ignored, never published nor
+    /// taken for the refresh's end". The credential expired at the start, so the first request
+    /// parks and the refresh starts; `Policy.refresh` answers twice, from two endpoint queues: a
+    /// success and a failure, in either order. Whichever comes first decides alone: the request
+    /// ends once, served with the new token and the coordinator at generation 1, or failed
+    /// (`refreshFailed`) with nothing published; the lease is not left held.
+    static let refreshAnsweredTwiceTakesTheFirst: @Sendable () -> Void = {
+        typealias Transport = CredentialLifetimeScenarios.StaleFleetTransport
+        let coordination = SerialQueue(label: "sim-twice-coord")
+        let coordinator = LocalCredentialCoordinator<String>(scheduler: coordination, leaseDuration: .seconds(3600))
+        let transport = Transport(queue: SerialQueue(label: "sim-twice-server"))
+        let endpoints = [SerialQueue(label: "sim-twice-auth-a"), SerialQueue(label: "sim-twice-auth-b")]
+        let answers = ScenarioBox(0)
+        let start = MonotonicInstant.now()
+        let policy = RequestQueue<Transport>.Policy(
+            classify: { _, _ in .success },
+            refresh: { _, completion in
+                endpoints[0].async {
+                    completion(.success("token-1"))
+                    answers.value += 1
+                }
+                endpoints[1].async {
+                    completion(.failure(Denied()))
+                    answers.value += 1
+                }
+            },
+            lifetime: .init(refreshMargin: .seconds(1), retryInterval: .seconds(3600)) { token in
+                start.advanced(by: token == "token-0" ? .seconds(-1) : .seconds(3600))
+            })
+        let scheduler = SerialQueue(label: "sim-twice-queue")
+        let queue = RequestQueue(
+            transport: transport, credential: "token-0", policy: policy, coordinator: coordinator, scheduler: scheduler)
+        let outcomes = ScenarioBox([String]())  // on the scheduler
+        queue.submit(1) { result in
+            switch result {
+            case .success, .cached: outcomes.value.append("served")
+            case .failure(.refreshFailed): outcomes.value.append("refreshFailed")
+            case .failure(let error): outcomes.value.append("\(error)")
+            }
+        }
+        let everyQueue = [scheduler, coordination, transport.queue] + endpoints
+        var rounds = 0
+        while (outcomes.value.isEmpty || answers.value < 2) && rounds < 200 {
+            for serial in everyQueue { serial.sync {} }
+            rounds += 1
+        }
+        for _ in 0..<3 { for serial in everyQueue { serial.sync {} } }  // the ignored answer's effects, if any
+        let generation = coordinator.generation ?? 0
+        let lease = coordinator.currentLease
+        Simulation.check(outcomes.value.count == 1, "the request ended \(outcomes.value) after \(rounds) rounds")
+        switch outcomes.value.first {
+        case "served":
+            Simulation.check(
+                generation == 1 && queue.credentialGeneration == 1,
+                "served, yet the coordinator is at generation \(generation), the queue at \(queue.credentialGeneration)")
+        case "refreshFailed":
+            Simulation.check(
+                generation == 0 && queue.credentialGeneration == 0,
+                "the request failed with the refresh's failure, yet a credential was published (coordinator at generation \(generation))")
+        default:
+            Simulation.check(false, "the request ended \(outcomes.value)")
+        }
+        Simulation.check(lease == nil, "the lease is still held after the refresh ended: \(String(describing: lease))")
+        queue.shutdown()
+    }
+}
 #endif

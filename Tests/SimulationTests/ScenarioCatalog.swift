@@ -109,6 +109,10 @@ enum ScenarioCatalog {
         // run-queue work that had counted on it (fixed in f300b91; 45 of 100 seeds failed before).
         CatalogEntry(
             "blocking-hops-three-threads", .random, weight: 1, PostFixAttackScenarios.blockingSyncInsideHops(threads: 3)),
+        // Attack 43 (2026-11-29): the two fixes of that day without a scenario, each written from
+        // the fix's promise (both pass every schedule on the fixed code).
+        CatalogEntry("stall-handoff-rest-waits-once-pooled", .random, weight: 1, P.pooledHandOffRestWaitsOnce),
+        CatalogEntry("refresh-answered-once", .random, weight: 1, P.refreshAnsweredTwiceTakesTheFirst),
         CatalogEntry("async-jobs-on-the-run-random", .random, weight: 1, async: AsyncScenarios.everyKindOfJob),
         CatalogEntry("hop-chain-yields", .random, weight: 1, LivenessScenarios.hopChainYields),
     ]
@@ -136,6 +140,8 @@ enum ScenarioCatalog {
         "settled-before-publish": "refresh-out-at-shutdown-published",
         "stealer-leaves-run-queue": "blocking-hops-three-threads",
         "watchdog-untimed-wait-unseen": "stall-untimed-wait-reported",
+        "watchdog-handoff-rest-rewaits": "stall-handoff-rest-waits-once-pooled",
+        "refresh-answered-twice": "refresh-answered-once",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }
