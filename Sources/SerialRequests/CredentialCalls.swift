@@ -17,6 +17,21 @@ struct CredentialCalls {
         let continuation: CheckedContinuation<Bool, Never>
         /// When its wait times out, on the queue's scheduler's clock.
         let deadline: MonotonicInstant
+        /// The timer that ends it at `deadline`, once armed: cancelled when the wait ends
+        /// otherwise, so a program that waits often keeps no dead timers.
+        var timer: DelayedWork? = nil
+    }
+
+    /// A wait's end: the continuation to resume, and its timer to cancel (outside the lock).
+    struct EndedWait {
+        let continuation: CheckedContinuation<Bool, Never>
+        let timer: DelayedWork?
+
+        /// Resumes the waiting task with `settled` and cancels the timer.
+        func resume(returning settled: Bool) {
+            self.timer?.cancel()
+            self.continuation.resume(returning: settled)
+        }
     }
 
     /// `call` (a fresh token) is out.
@@ -34,10 +49,10 @@ struct CredentialCalls {
 
     /// Ends `call`; ending it again does nothing. Returns the waiters to resume with `true` when
     /// it was the last call out.
-    mutating func end(_ call: UInt64) -> [CheckedContinuation<Bool, Never>] {
+    mutating func end(_ call: UInt64) -> [EndedWait] {
         guard self.out.removeValue(forKey: call) != nil, self.out.isEmpty else { return [] }
         defer { self.waiters = [:] }
-        return self.waiters.values.map(\.continuation)
+        return self.waiters.values.map { EndedWait(continuation: $0.continuation, timer: $0.timer) }
     }
 
     /// Keeps `continuation` under `waiter` (a fresh token) until no call is out or `deadline`;
@@ -52,8 +67,16 @@ struct CredentialCalls {
 
     /// Takes back `waiter`'s continuation if it still waits (its time is up, or its task was
     /// cancelled): the caller resumes it with `false`.
-    mutating func stopWaiting(_ waiter: UInt64) -> CheckedContinuation<Bool, Never>? {
-        self.waiters.removeValue(forKey: waiter)?.continuation
+    mutating func stopWaiting(_ waiter: UInt64) -> EndedWait? {
+        self.waiters.removeValue(forKey: waiter).map { EndedWait(continuation: $0.continuation, timer: $0.timer) }
+    }
+
+    /// Keeps `timer` with `waiter`'s wait; `false` when the wait has already ended (the caller
+    /// cancels the timer).
+    mutating func armed(_ timer: DelayedWork, for waiter: UInt64) -> Bool {
+        guard self.waiters[waiter] != nil else { return false }
+        self.waiters[waiter]!.timer = timer
+        return true
     }
 
     /// The waits under way and when each times out (to time them on another clock once the

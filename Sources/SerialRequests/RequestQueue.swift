@@ -222,7 +222,8 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
                 // A cancellation that came before the continuation was kept found nothing to end.
                 if Task.isCancelled { return self.stopWaiting(waiter) }
                 do {
-                    _ = try self.scheduler.schedule(at: deadline) { [weak self] in self?.stopWaiting(waiter) }
+                    let timer = try self.scheduler.schedule(at: deadline) { [weak self] in self?.stopWaiting(waiter) }
+                    if !self.state.withLock({ $0.calls.armed(timer, for: waiter) }) { timer.cancel() }  // ended meanwhile
                 } catch {
                     self.stopWaiting(waiter, afterRealTime: timeout)
                 }
@@ -240,7 +241,8 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     /// Ends `waiter`'s wait with `false` after `delay` of real time (the scheduler has stopped:
     /// it runs no timer). The waiting task holds the queue meanwhile.
     private func stopWaiting(_ waiter: UInt64, afterRealTime delay: Duration) {
-        _ = settleTimeouts.asyncAfter(delay: delay) { [weak self] in self?.stopWaiting(waiter) }
+        let timer = settleTimeouts.asyncAfter(delay: delay) { [weak self] in self?.stopWaiting(waiter) }
+        if !self.state.withLock({ $0.calls.armed(timer, for: waiter) }) { timer.cancel() }  // ended meanwhile
     }
 
     /// The counters so far (as decided; completions may still be on their way).

@@ -34,9 +34,8 @@ struct Attack43Tests {
     /// oldest (`QueueCounters.dropped`: any drop with items left sets `oldestEnteredAt = now`), so
     /// S's one continuing wait gets a new identity and is reported a second time one threshold
     /// later, its duration counted from the drop.
-    @Test(
-        .disabled(if: !Attack43Tests.reproduce, "finding of attack 43: a drop behind the oldest item re-times its wait (reported twice)"),
-        arguments: QueueMode.allCases)
+    /// Fixed (issue 39's session): a drop re-times the wait only when it dropped the oldest item.
+    @Test(arguments: QueueMode.allCases)
     func aSyncTurnWaitingBehindALongItemIsReportedOnceWhenALaterItemIsDropped(mode: QueueMode) {
         let waiting = Self.reportsOfASyncTurnAcrossADropBehindIt(mode)
         #expect(

@@ -84,6 +84,8 @@ enum ScenarioCatalog {
         CatalogEntry("watch-racing-stop-watching", .random, weight: 1, P.stallWatchdogReportsAQueueWhoseWatchRacedStopWatching),
         // The waits a queue does not time (issue 39: most hops read no clock): a watchdog's look times them.
         CatalogEntry("stall-untimed-wait-reported", .random, weight: 1, P.stallWatchdogReportsAnUntimedWait(pooled: false)),
+        // Attack 43's finding (fixed): a drop behind the oldest waiting item re-timed its wait.
+        CatalogEntry("stall-drop-behind-oldest-once", .random, weight: 1, Attack43Scenarios.dropBehindTheOldestItem(pooled: true)),
         CatalogEntry("stall-untimed-wait-reported-pooled", .random, weight: 1, P.stallWatchdogReportsAnUntimedWait(pooled: true)),
         CatalogEntry("pooled-due-work-in-due-order", .random, weight: 1, P.pooledDueWorkRunsInDueOrder),
         CatalogEntry("pooled-turns-bounded", .random, weight: 1, P.pooledTurnsAreBounded),
@@ -140,6 +142,7 @@ enum ScenarioCatalog {
         "settled-before-publish": "refresh-out-at-shutdown-published",
         "stealer-leaves-run-queue": "blocking-hops-three-threads",
         "watchdog-untimed-wait-unseen": "stall-untimed-wait-reported",
+        "watchdog-drop-retimes-oldest": "stall-drop-behind-oldest-once",
         "watchdog-handoff-rest-rewaits": "stall-handoff-rest-waits-once-pooled",
         "refresh-answered-twice": "refresh-answered-once",
     ]

@@ -249,9 +249,10 @@ struct QueueState {
     /// Drops what `.cancelPending` may drop from the FIFO, counting the closures; returns it all
     /// for `QueueCore.discard` to release and cancel outside the lock.
     mutating func removeCancellableWork() -> [QueueWork] {
+        let oldestKept = self.fifo.first.map { !$0.isCancellable } ?? false
         let removed = self.fifo.removeAll { $0.isCancellable }
         for case .closure in removed { self.cancelledWork += 1 }
-        self.counters.dropped(removed.count, remaining: self.fifo.count)
+        self.counters.dropped(removed.count, remaining: self.fifo.count, oldestKept: oldestKept)
         return removed
     }
 }

@@ -124,14 +124,15 @@ struct QueueCounters {
         }
     }
 
-    /// Items left the FIFO without running; `remaining` are left in it. When some are left, the
-    /// oldest dropped one may have been the oldest waiting: the ones left wait from now on (a
-    /// lower bound, so the watchdog never times a wait from an item that is gone).
-    mutating func dropped(_ count: Int, remaining: Int) {
+    /// Items left the FIFO without running; `remaining` are left in it. When the oldest was
+    /// dropped and some are left, the ones left wait from now on (a lower bound, so the watchdog
+    /// never times a wait from an item that is gone); when the oldest is still there
+    /// (`oldestKept`), its wait goes on (one wait, one report).
+    mutating func dropped(_ count: Int, remaining: Int, oldestKept: Bool) {
         self.dropped &+= count
         if remaining == 0 {
             self.oldestEnteredAt = 0
-        } else if count > 0 {
+        } else if count > 0 && !oldestKept {
             self.oldestEnteredAt = ClockReads.monotonicNanoseconds()
             self.oldestEntryIsTimed = true
         }
