@@ -1,0 +1,444 @@
+#if SERIAL_SIMULATION
+@testable import SerialCore
+import Glibc
+import SerialRuntime
+import SerialTestSupport
+import SerialTesting
+import Testing
+
+/// Attack 44 on issue 39 item 3 (02777bf..012c488): a queue times its first wait, then one in
+/// eight, and every wait that begins while a watchdog sleeps armed on it; a watchdog's look stamps
+/// an untimed wait. Promises attacked, on virtual time (each scenario quotes its own):
+/// `StallWatchdog` "Limits" ("an untimed wait counts from the first look that sees it, so it is
+/// reported up to one `checkInterval` later, and as that much shorter, than a timed one"; "A
+/// duration is a lower bound"), "reports, once per stall, … any queue whose oldest waiting item has
+/// not started within `waitingThreshold`", and `QueueStatistics`' invariant.
+enum Attack44Scenarios {
+    /// Each item's wait in virtual nanoseconds: from just before the call that queued it to its
+    /// body's first statement (or to its drop). A report is "not too early" when some item waited
+    /// at least the reported duration, and began waiting no later than the report's time minus it.
+    final class Waits: @unchecked Sendable {  // simulated threads only, one at a time
+        var begun: [Int: UInt64] = [:]
+        var ended: [Int: UInt64] = [:]
+        var reports: [(kind: StallWatchdog.Stall.Kind, duration: UInt64, at: UInt64)] = []
+        /// Reports of other queues (kept apart: they have no items here).
+        var otherReports: [String] = []
+        /// The queue whose items this log follows.
+        var label = ""
+
+        static func now() -> UInt64 { MonotonicInstant.now().nanoseconds }
+        func begin(_ item: Int) { self.begun[item] = Self.now() }
+        func end(_ item: Int) { if self.ended[item] == nil { self.ended[item] = Self.now() } }
+
+        func record(_ stall: StallWatchdog.Stall) {
+            guard stall.queueLabel == self.label else { return self.otherReports.append("\(stall)") }
+            self.reports.append((stall.kind, UInt64(clamping: stall.duration.saturatingNanoseconds), Self.now()))
+        }
+
+        /// Items whose wait covers a waiting report (`end` unknown: still waiting at the run's end).
+        func items(covering report: (kind: StallWatchdog.Stall.Kind, duration: UInt64, at: UInt64)) -> [Int] {
+            self.begun.keys.sorted().filter { item in
+                let begun = self.begun[item]!
+                let ended = self.ended[item] ?? .max
+                return begun &+ report.duration <= report.at && ended &- begun >= report.duration
+            }
+        }
+
+        /// Whether each waiting report can be given an item of its own (a wait reported twice
+        /// has none left for its second report).
+        func matching() -> Bool {
+            let waiting = self.reports.filter { $0.kind == .waiting }
+            let candidates = waiting.map { self.items(covering: $0) }
+            func assign(_ index: Int, _ used: Set<Int>) -> Bool {
+                guard index < candidates.count else { return true }
+                for item in candidates[index] where !used.contains(item) {
+                    if assign(index + 1, used.union([item])) { return true }
+                }
+                return false
+            }
+            return assign(0, [])
+        }
+
+        var summary: String {
+            let items = self.begun.keys.sorted().map { item -> String in
+                let begun = self.begun[item]!
+                let ended = self.ended[item].map { "\(($0 &- begun) / 1_000) µs" } ?? "never"
+                return "#\(item) at \(begun / 1_000) µs waited \(ended)"
+            }
+            let reports = self.reports.map { "\($0.kind) \($0.duration / 1_000) µs at \($0.at / 1_000) µs" }
+            return "reports [\(reports.joined(separator: ", "))]; items [\(items.joined(separator: ", "))]"
+        }
+
+        /// The checks of every scenario: each waiting report covered by an item's wait (a
+        /// lower bound, never too early), and by an item of its own (one report per wait).
+        func checkReports(_ name: String) {
+            for report in self.reports where report.kind == .waiting {
+                Simulation.check(
+                    !self.items(covering: report).isEmpty,
+                    "\(name): a waiting stall of \(report.duration / 1_000) µs reported at \(report.at / 1_000) µs, but no item waited that long then (too early): \(self.summary)")
+            }
+            Simulation.check(self.matching(), "\(name): one wait reported twice: \(self.summary)")
+        }
+    }
+
+    static func watchdog(_ waits: Waits, label: String, interval: Duration = .microseconds(200)) -> StallWatchdog {
+        waits.label = label
+        return StallWatchdog(runningThreshold: .seconds(60), waitingThreshold: .milliseconds(1), checkInterval: interval) {
+            waits.record($0)
+        }
+    }
+
+    /// Sampled waits under mixed traffic: producers on two threads (async items, some long), `sync`
+    /// callers with long bodies, hops from another queue of the pool (its turns put q in their
+    /// thread's `next` slot), one suspension. The queue's waits are mostly untimed (one in eight
+    /// is). Checked: every waiting report is a lower bound of a real wait and has a wait of its
+    /// own; the counts after the drain (`submitted == executed + dropped + depth`, depth 0).
+    static func mixedTrafficReportsAreLowerBounds(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let waits = Waits()
+            let watchdog = Self.watchdog(waits, label: "a44-mix")
+            let pool = pooled ? WorkerPool(threads: 1, label: "a44-mix-pool") : nil
+            let q = pool.map { SerialQueue(label: "a44-mix", pool: $0) } ?? SerialQueue(label: "a44-mix")
+            let r = pool.map { SerialQueue(label: "a44-mix-r", pool: $0) } ?? SerialQueue(label: "a44-mix-r")
+            let p1 = SerialQueue(label: "a44-p1")
+            let p2 = SerialQueue(label: "a44-p2")
+            let p3 = SerialQueue(label: "a44-p3")
+            watchdog.watch(q)
+            q.async {}
+            q.sync {}  // the first wait: timed; the rest mostly not
+            p1.async {
+                for item in 0..<10 {
+                    waits.begin(item)
+                    q.async {
+                        waits.end(item)
+                        if item % 4 == 1 { PromiseScenarios.pause(.milliseconds(2)) }
+                    }
+                    if item % 3 == 0 { PromiseScenarios.pause(.microseconds(700)) }
+                }
+            }
+            p2.async {
+                for call in 0..<3 {
+                    let item = 100 + call
+                    waits.begin(item)
+                    q.sync {
+                        waits.end(item)
+                        PromiseScenarios.pause(.milliseconds(1))
+                    }
+                    PromiseScenarios.pause(.microseconds(300))
+                }
+            }
+            p3.async {
+                for hop in 0..<4 {
+                    let item = 200 + hop
+                    r.async {
+                        waits.begin(item)
+                        q.async { waits.end(item) }  // from a turn of r: q goes to the thread's `next` slot
+                        PromiseScenarios.pause(.microseconds(1_500))  // r's turn goes on: q waits behind it
+                    }
+                    PromiseScenarios.pause(.microseconds(400))
+                }
+                q.suspend()
+                waits.begin(300)
+                q.async { waits.end(300) }
+                PromiseScenarios.pause(.milliseconds(2))
+                q.resume()
+            }
+            p1.sync {}
+            p2.sync {}
+            p3.sync {}
+            r.sync {}
+            q.sync {}
+            watchdog.stop()
+            let figures = q.statistics
+            Simulation.check(
+                figures.submitted == figures.executed + figures.dropped + figures.depth && figures.depth == 0,
+                "after the drain: \(figures)")
+            waits.checkReports("mixed traffic (pooled: \(pooled))")
+            let longest = waits.begun.keys.map { (waits.ended[$0] ?? .max) &- waits.begun[$0]! }.max() ?? 0
+            Simulation.check(
+                longest < 2_000_000 || waits.reports.contains { $0.kind == .waiting },
+                "an item waited \(longest / 1_000) µs (threshold 1 ms, interval 200 µs) and nothing was reported: \(waits.summary)")
+            pool?.shutdown()
+        }
+    }
+
+    /// An untimed batch handed to a `sync` caller (pooled): the queue's third wait is untimed; a
+    /// gate item holds the queue while a (3 ms), a `sync` turn s (3 ms body) and b queue behind it;
+    /// b waits through a and s. Promise: "a pooled turn that hands the queue to a `sync` caller"
+    /// keeps one wait ("one wait goes on, not a new one", `QueueCounters.returned`): the waits are
+    /// reported as lower bounds, and no wait twice.
+    static func untimedBatchHandedToASyncCaller(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let waits = Waits()
+            let watchdog = Self.watchdog(waits, label: "a44-hand")
+            let pool = pooled ? WorkerPool(threads: 2, label: "a44-hand-pool") : nil
+            let q = pool.map { SerialQueue(label: "a44-hand", pool: $0) } ?? SerialQueue(label: "a44-hand")
+            let caller = SerialQueue(label: "a44-caller")
+            watchdog.watch(q)
+            q.async {}
+            q.sync {}  // wait 1 (timed)
+            q.async {}
+            q.sync {}  // wait 2 (untimed unless armed)
+            let syncWaitsBefore = q.statistics.syncWaits
+            let gate = ConditionLock(false)
+            q.async { _ = gate.wait(until: .now() + .seconds(60)) { $0 ? true : nil } }
+            waits.begin(1)
+            q.async {
+                waits.end(1)
+                PromiseScenarios.pause(.milliseconds(3))
+            }
+            caller.async {
+                waits.begin(2)
+                q.sync {
+                    waits.end(2)
+                    PromiseScenarios.pause(.milliseconds(3))
+                }
+            }
+            var reads = 0
+            while q.statistics.syncWaits == syncWaitsBefore && reads < 5_000 {
+                _ = MonotonicInstant.now()
+                reads += 1
+            }
+            Simulation.check(q.statistics.syncWaits == syncWaitsBefore + 1, "the sync caller did not queue within 5,000 clock reads")
+            waits.begin(3)
+            q.async { waits.end(3) }
+            gate.withLockThenBroadcast { $0 = true }
+            caller.sync {}
+            q.sync {}
+            watchdog.stop()
+            waits.checkReports("hand-off (pooled: \(pooled))")
+            Simulation.check(
+                waits.reports.contains { $0.kind == .waiting },
+                "items waited 3 ms and more (threshold 1 ms) and none was reported: \(waits.summary)")
+            pool?.shutdown()
+        }
+    }
+
+    /// A cancelling shutdown drops the oldest waiting item (untimed: the queue's third wait) while
+    /// a long item runs; a `sync` turn queued behind it stays. Promise: "a cancelling shutdown that
+    /// drops the oldest item times the rest from the drop" (`QueueCounters.dropped`); the sync
+    /// caller's wait is reported as a lower bound.
+    static func cancellingShutdownDropsAnUntimedOldest(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let waits = Waits()
+            let watchdog = Self.watchdog(waits, label: "a44-drop")
+            let pool = pooled ? WorkerPool(threads: 2, label: "a44-drop-pool") : nil
+            let q = pool.map { SerialQueue(label: "a44-drop", pool: $0) } ?? SerialQueue(label: "a44-drop")
+            let caller = SerialQueue(label: "a44-drop-caller")
+            watchdog.watch(q)
+            q.async {}
+            q.sync {}
+            q.async {}
+            q.sync {}
+            let syncWaitsBefore = q.statistics.syncWaits
+            let started = ConditionLock(false)
+            q.async {
+                started.withLockThenBroadcast { $0 = true }
+                PromiseScenarios.pause(.milliseconds(4))
+            }
+            _ = started.wait(until: .now() + .seconds(60)) { $0 ? true : nil }
+            waits.begin(1)
+            q.async { waits.end(1) }  // the oldest waiting: dropped
+            caller.async {
+                waits.begin(2)
+                q.sync { waits.end(2) }
+            }
+            var reads = 0
+            while q.statistics.syncWaits == syncWaitsBefore && reads < 5_000 {
+                _ = MonotonicInstant.now()
+                reads += 1
+            }
+            Simulation.check(q.statistics.syncWaits == syncWaitsBefore + 1, "the sync caller did not queue within 5,000 clock reads")
+            PromiseScenarios.pause(.microseconds(1_500))
+            let dropAt = Waits.now()  // `shutdown` returns once the queue drained: the drop is now
+            let report = q.shutdown(.cancelPending)
+            if report.cancelledWork == 1 { waits.ended[1] = dropAt }
+            caller.sync {}
+            watchdog.stop()
+            let figures = q.statistics
+            Simulation.check(
+                figures.submitted == figures.executed + figures.dropped + figures.depth,
+                "after the cancelling shutdown: \(figures)")
+            waits.checkReports("cancelling shutdown (pooled: \(pooled))")
+            pool?.shutdown()
+        }
+    }
+
+    /// A cancelling shutdown drops an item that is not the oldest waiting: a `sync` turn s is the
+    /// oldest (queued behind a 5 ms item), b (async) queued after it is dropped 2.5 ms in, and s
+    /// waits on until the long item ends. Promise: `StallDetector` / `StallWatchdog` report "a
+    /// waiting stall at most once per oldest item" ("reports, once per stall"); s is the oldest
+    /// waiting item from its entry to its start, so one waiting report. `QueueCounters.dropped`
+    /// re-times the rest from the drop whenever anything was dropped, oldest or not (not new in
+    /// 02777bf: the branch was there before; this attack found it).
+    static func cancellingShutdownDropsAYoungerItem(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let waits = Waits()
+            let watchdog = Self.watchdog(waits, label: "a44-young")
+            let pool = pooled ? WorkerPool(threads: 2, label: "a44-young-pool") : nil
+            let q = pool.map { SerialQueue(label: "a44-young", pool: $0) } ?? SerialQueue(label: "a44-young")
+            let caller = SerialQueue(label: "a44-young-caller")
+            watchdog.watch(q)
+            q.async {}
+            q.sync {}
+            let syncWaitsBefore = q.statistics.syncWaits
+            let started = ConditionLock(false)
+            q.async {
+                started.withLockThenBroadcast { $0 = true }
+                PromiseScenarios.pause(.milliseconds(5))
+            }
+            _ = started.wait(until: .now() + .seconds(60)) { $0 ? true : nil }
+            caller.async {
+                waits.begin(1)
+                q.sync { waits.end(1) }
+            }
+            var reads = 0
+            while q.statistics.syncWaits == syncWaitsBefore && reads < 5_000 {
+                _ = MonotonicInstant.now()
+                reads += 1
+            }
+            Simulation.check(q.statistics.syncWaits == syncWaitsBefore + 1, "the sync caller did not queue within 5,000 clock reads")
+            waits.begin(2)
+            q.async { waits.end(2) }  // younger than s: dropped by the shutdown
+            PromiseScenarios.pause(.microseconds(2_500))
+            let dropAt = Waits.now()  // `shutdown` returns once the queue drained: the drop is now
+            let report = q.shutdown(.cancelPending)
+            if report.cancelledWork == 1 { waits.ended[2] = dropAt }
+            caller.sync {}
+            watchdog.stop()
+            let waiting = waits.reports.filter { $0.kind == .waiting }
+            Simulation.check(
+                waiting.count == 1,
+                "the oldest waiting item (a sync turn, 5 ms behind a long item; threshold 1 ms) was reported \(waiting.count) times after a younger item was dropped: \(waits.summary)")
+            pool?.shutdown()
+        }
+    }
+
+    /// Delayed work falls due on a suspended queue while the watchdog sleeps armed on it (its look
+    /// found the queue idle). The item waits 5 ms (threshold 1 ms). Promise: `StallWatchdog`
+    /// reports "any queue … whose oldest waiting item has not started within `waitingThreshold`"
+    /// (an item queued while suspended is waiting: `stall-untimed-wait-reported`); "each idle
+    /// queue is armed to wake it the moment it gets work". Not new in 02777bf (the due work's path
+    /// never took the armed watchdogs); found by this attack.
+    static func dueWorkOnASuspendedQueueIsReported(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let waits = Waits()
+            let watchdog = Self.watchdog(waits, label: "a44-due")
+            let pool = pooled ? WorkerPool(threads: 1, label: "a44-due-pool") : nil
+            let q = pool.map { SerialQueue(label: "a44-due", pool: $0) } ?? SerialQueue(label: "a44-due")
+            watchdog.watch(q)
+            var reads = 0
+            while !watchdog._isAsleep && reads < 5_000 {
+                _ = MonotonicInstant.now()
+                reads += 1
+            }
+            Simulation.check(watchdog._isAsleep, "the watchdog did not go to sleep over an idle queue")
+            let due = MonotonicInstant.now().advanced(by: .milliseconds(1))
+            _ = q.asyncAfter(deadline: due) { waits.end(1) }
+            q.suspend()
+            waits.begun[1] = due.nanoseconds
+            PromiseScenarios.pause(.milliseconds(6))
+            let reported = waits.reports.contains { $0.kind == .waiting }
+            q.resume()
+            q.sync {}
+            watchdog.stop()
+            Simulation.check(
+                reported,
+                "delayed work due on a suspended queue waited 5 ms (threshold 1 ms) and was not reported: \(waits.summary); watchdog asleep: \(watchdog._isAsleep)")
+            waits.checkReports("due on suspended (pooled: \(pooled))")
+            pool?.shutdown()
+        }
+    }
+
+    /// Two watchdogs on one queue with different intervals (200 µs and 2 ms): the slow one sleeps
+    /// armed, the fast one is kept awake by another busy queue. An untimed wait (the queue's
+    /// third, begun with only the slow one armed... or none) of 8 ms: each reports it once, as a
+    /// lower bound. Promise: "Several watchdogs may watch one queue: each reports its stalls".
+    static func twoWatchdogsWithDifferentIntervals(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let fastWaits = Waits()
+            let slowWaits = Waits()
+            let fast = Self.watchdog(fastWaits, label: "a44-two")
+            let slow = Self.watchdog(slowWaits, label: "a44-two", interval: .milliseconds(2))
+            let pool = pooled ? WorkerPool(threads: 2, label: "a44-two-pool") : nil
+            let q = pool.map { SerialQueue(label: "a44-two", pool: $0) } ?? SerialQueue(label: "a44-two")
+            let busy = SerialQueue(label: "a44-busy")
+            fast.watch(q)
+            fast.watch(busy)
+            slow.watch(q)
+            busy.async { PromiseScenarios.pause(.milliseconds(12)) }
+            q.async {}
+            q.sync {}
+            q.async {}
+            q.sync {}
+            q.suspend()
+            for waits in [fastWaits, slowWaits] { waits.begin(1) }
+            q.async { for waits in [fastWaits, slowWaits] { waits.end(1) } }
+            PromiseScenarios.pause(.milliseconds(8))
+            q.resume()
+            q.sync {}
+            busy.sync {}
+            fast.stop()
+            slow.stop()
+            for (name, waits) in [("fast", fastWaits), ("slow", slowWaits)] {
+                waits.checkReports("\(name) watchdog (pooled: \(pooled))")
+                Simulation.check(
+                    waits.reports.filter { $0.kind == .waiting }.count == 1,
+                    "\(name) watchdog: an 8 ms wait (threshold 1 ms) reported \(waits.summary)")
+            }
+            pool?.shutdown()
+        }
+    }
+}
+
+@Suite struct Attack44ScenarioTests {
+    /// Seeds per test: 50, or `ATTACK44_SEEDS`.
+    static var seedCount: UInt64 { UInt64(getenv("ATTACK44_SEEDS").flatMap { Int(String(cString: $0)) } ?? 50) }
+    static var reproduce: Bool { getenv("ATTACK44_REPRODUCE").map { String(cString: $0) == "1" } ?? false }
+
+    static func explore(_ name: String, _ scenario: @escaping @Sendable () -> Void) async -> SimulationReport {
+        let report = await offThePool { Simulation(strategy: .random).explore(name, seeds: 0..<Self.seedCount, scenario) }
+        print("\(name): \(report.failures.count) of \(report.results.count) schedules failed")
+        for failure in report.failures.prefix(2) { print("  \(failure.failure!.description)") }
+        return report
+    }
+
+    @Test(arguments: [false, true])
+    func mixedTrafficWaitingReportsAreLowerBoundsOnePerWait(pooled: Bool) async {
+        let report = await Self.explore("a44-mix-\(pooled)", Attack44Scenarios.mixedTrafficReportsAreLowerBounds(pooled: pooled))
+        #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
+    }
+
+    @Test(arguments: [false, true])
+    func anUntimedBatchHandedToASyncCallerIsOneWait(pooled: Bool) async {
+        let report = await Self.explore("a44-hand-\(pooled)", Attack44Scenarios.untimedBatchHandedToASyncCaller(pooled: pooled))
+        #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
+    }
+
+    @Test(arguments: [false, true])
+    func aCancellingShutdownThatDropsAnUntimedOldestTimesTheRestFromTheDrop(pooled: Bool) async {
+        let report = await Self.explore("a44-drop-\(pooled)", Attack44Scenarios.cancellingShutdownDropsAnUntimedOldest(pooled: pooled))
+        #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
+    }
+
+    @Test(arguments: [false, true])
+    func twoWatchdogsWithDifferentIntervalsEachReportAnUntimedWaitOnce(pooled: Bool) async {
+        let report = await Self.explore("a44-two-\(pooled)", Attack44Scenarios.twoWatchdogsWithDifferentIntervals(pooled: pooled))
+        #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
+    }
+
+    /// Reproduces with ATTACK44_REPRODUCE=1 (see the scenario: not new in 02777bf).
+    @Test(.enabled(if: Self.reproduce), arguments: [false, true])
+    func aCancellingShutdownThatDropsAYoungerItemDoesNotReportTheOldestTwice(pooled: Bool) async {
+        let report = await Self.explore("a44-young-\(pooled)", Attack44Scenarios.cancellingShutdownDropsAYoungerItem(pooled: pooled))
+        #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
+    }
+
+    /// Reproduces with ATTACK44_REPRODUCE=1 (see the scenario: not new in 02777bf).
+    @Test(.enabled(if: Self.reproduce), arguments: [false, true])
+    func dueWorkOnASuspendedQueueIsReported(pooled: Bool) async {
+        let report = await Self.explore("a44-due-\(pooled)", Attack44Scenarios.dueWorkOnASuspendedQueueIsReported(pooled: pooled))
+        #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
+    }
+}
+#endif
