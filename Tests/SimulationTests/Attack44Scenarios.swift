@@ -264,6 +264,79 @@ enum Attack44Scenarios {
         }
     }
 
+    /// How the rest of an untimed batch goes back to the FIFO (`QueueCounters.returned`).
+    enum Return: String, CaseIterable, Sendable {
+        /// A pooled turn reaches a `sync` turn and hands the queue to its caller.
+        case syncHandOff
+        /// The batch's first item suspends the queue (the rest is returned after it).
+        case suspension
+    }
+
+    /// `QueueStatistics`: "Per timed batch …, how long its oldest item waited from entering the
+    /// FIFO to the batch's start"; "the histogram is an upper bound on the waits of the items it
+    /// times"; `QueueCounters.returned`: returned items "have waited since their batch was taken …
+    /// so one wait goes on, not a new one". No watchdog (nothing stamps). A gate item holds q while
+    /// a, then (`syncHandOff`) a `sync` turn, and b queue: the batch [a, (s,) b] is untimed (the
+    /// queue's third or fourth wait). a runs 10 ms; then b goes back to the FIFO (hand-off, or a
+    /// suspension a made, resumed 2 ms later), and b's next batch is timed. Checked: the wait that
+    /// batch records is at least b's wait since its first batch was taken (when a started).
+    static func returnedRestOfAnUntimedBatch(pooled: Bool, via: Return) -> @Sendable () -> Void {
+        {
+            let pool = pooled ? WorkerPool(threads: 2, label: "a44-ret-pool") : nil
+            let q = pool.map { SerialQueue(label: "a44-ret", pool: $0) } ?? SerialQueue(label: "a44-ret")
+            let caller = SerialQueue(label: "a44-ret-caller")
+            q.async {}
+            q.sync {}  // the first wait: timed
+            let syncWaitsBefore = q.statistics.syncWaits
+            let gate = ConditionLock(false)
+            q.async { _ = gate.wait(until: .now() + .seconds(60)) { $0 ? true : nil } }
+            let aStarted = ScenarioBox<UInt64>(0)
+            let suspended = ConditionLock(false)
+            q.async {
+                aStarted.value = Waits.now()
+                if via == .suspension {
+                    q.suspend()
+                    suspended.withLockThenBroadcast { $0 = true }
+                }
+                PromiseScenarios.pause(.milliseconds(10))
+            }
+            if via == .syncHandOff {
+                caller.async { q.sync { PromiseScenarios.pause(.milliseconds(1)) } }
+                var reads = 0
+                while q.statistics.syncWaits == syncWaitsBefore && reads < 5_000 {
+                    _ = MonotonicInstant.now()
+                    reads += 1
+                }
+                Simulation.check(q.statistics.syncWaits == syncWaitsBefore + 1, "the sync caller did not queue within 5,000 clock reads")
+            }
+            let outcome = ScenarioBox<(recorded: Int, nanoseconds: UInt64, waited: UInt64)?>(nil)
+            let before = ScenarioBox(QueueStatistics())
+            q.async {
+                let now = q.statistics
+                outcome.value = (
+                    now.waitTime.count - before.value.waitTime.count,
+                    now.waitTime.totalNanoseconds &- before.value.waitTime.totalNanoseconds, Waits.now() &- aStarted.value
+                )
+            }
+            before.value = q.statistics
+            gate.withLockThenBroadcast { $0 = true }
+            if via == .suspension {
+                _ = suspended.wait(until: .now() + .seconds(60)) { $0 ? true : nil }
+                PromiseScenarios.pause(.milliseconds(12))
+                q.resume()
+            }
+            caller.sync {}
+            q.sync {}
+            guard let result = outcome.value else { return Simulation.check(false, "b did not run") }
+            Simulation.check(
+                // 50 µs of slack: b's own clock reads before it measured (1 µs each, virtual).
+                result.recorded == 0 || result.nanoseconds &+ 50_000 >= result.waited,
+                "b waited \(result.waited / 1_000) µs since its first batch was taken (behind a 10 ms item, then returned by \(via)); "
+                    + "its timed batch recorded \(result.nanoseconds / 1_000) µs over \(result.recorded) batch(es) (pooled: \(pooled))")
+            pool?.shutdown()
+        }
+    }
+
     /// A cancelling shutdown drops an item that is not the oldest waiting: a `sync` turn s is the
     /// oldest (queued behind a 5 ms item), b (async) queued after it is dropped 2.5 ms in, and s
     /// waits on until the long item ends. Promise: `StallDetector` / `StallWatchdog` report "a
@@ -424,6 +497,21 @@ enum Attack44Scenarios {
     @Test(arguments: [false, true])
     func twoWatchdogsWithDifferentIntervalsEachReportAnUntimedWaitOnce(pooled: Bool) async {
         let report = await Self.explore("a44-two-\(pooled)", Attack44Scenarios.twoWatchdogsWithDifferentIntervals(pooled: pooled))
+        #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
+    }
+
+    /// Reproduces a regression of 02777bf, so it runs only with ATTACK44_REPRODUCE=1. On 012c488,
+    /// 100 seeds each: sync hand-off (pooled) 100 of 100 fail, suspension pooled 79 and dedicated
+    /// 59 (the others: b was not in a's batch); e.g. "b waited 11007 µs since its first batch was
+    /// taken …; its timed batch recorded 1003 µs". On 02777bf~1: 0 of 300. Why: an untimed batch
+    /// leaves `batchTakenAt` 0, so `QueueCounters.returned` starts a new *timed* wait at the return
+    /// (`oldestEnteredAt = now`, `oldestEntryIsTimed = true`) instead of going on from the batch,
+    /// and the next batch records only the time since the return: the histogram is no longer an
+    /// upper bound of the waits it times (it drops the whole first item, here 10 ms).
+    @Test(.enabled(if: Self.reproduce), arguments: [(true, Attack44Scenarios.Return.syncHandOff), (true, .suspension), (false, .suspension)])
+    func theTimedBatchAfterAnUntimedBatchsRestWasReturnedRecordsTheWholeWait(pooled: Bool, via: Attack44Scenarios.Return) async {
+        let report = await Self.explore(
+            "a44-ret-\(pooled)-\(via)", Attack44Scenarios.returnedRestOfAnUntimedBatch(pooled: pooled, via: via))
         #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
     }
 
