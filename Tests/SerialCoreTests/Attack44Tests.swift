@@ -329,6 +329,35 @@ struct Attack44Tests {
         }
     }
 
+    /// Pooled actor hops (the path 02777bf made retain-free) across two pools, with every actor
+    /// and its queue released after its round while the pools go on; then both pools shut down.
+    /// Promise (ActorHops, SerialExecutor): each call runs isolated on its actor's queue
+    /// (`preconditionIsCurrent` in each hop), every hop returns.
+    @Test func pooledActorHopsAcrossTwoPoolsWithActorsReleasedEachRound() async {
+        let first = WorkerPool(threads: 2, label: "a44-act1")
+        let second = WorkerPool(threads: 2, label: "a44-act2")
+        for round in 0..<(30 * Self.scale) {
+            let hoppers = (0..<4).map { index in
+                Attack44Hopper(queue: SerialQueue(label: "a44-act-\(index)", pool: index % 2 == 0 ? first : second))
+            }
+            let finished = TestSemaphore()
+            let hops = TestCounter()
+            Task {
+                hops.increment(by: await hoppers[0].hop(100, through: hoppers))
+                finished.signal()
+            }
+            let ended = await offThePool { finished.wait(timeout: Self.patience) }  // a pthread waits, bounded
+            #expect(ended, "round \(round): 100 hops across two pools did not end within 60 s (\(hops.value))")
+            guard ended else { break }
+            #expect(hops.value == 100, "round \(round): \(hops.value) hops of 100")
+        }
+        await offThePool {
+            second.shutdown()
+            first.shutdown()
+        }
+        #expect(first.queueCount == 0 && second.queueCount == 0)
+    }
+
     /// The stand-in's path: a one-thread pool whose only thread blocks in `sync` on a dedicated
     /// queue held busy, while other queues of the pool hop (they run on the stand-in); then the
     /// blocked thread returns and the surplus thread retires. Repeated, with a queue released in
@@ -368,6 +397,20 @@ struct Attack44Tests {
         }
         x.sync {}
         pool.shutdown()
+    }
+}
+
+/// An actor whose executor is a (pooled) `SerialQueue`: each call into it is a pooled hop.
+actor Attack44Hopper {
+    let queue: SerialQueue
+    init(queue: SerialQueue) { self.queue = queue }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { self.queue.asUnownedSerialExecutor() }
+
+    /// Hops `left` more times through `others` (by turns), returning how many hops it made.
+    func hop(_ left: Int, through others: [Attack44Hopper]) async -> Int {
+        self.queue.preconditionIsCurrent()
+        guard left > 0 else { return 0 }
+        return await others[left % others.count].hop(left - 1, through: others) + 1
     }
 }
 

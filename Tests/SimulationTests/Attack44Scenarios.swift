@@ -93,11 +93,11 @@ enum Attack44Scenarios {
     /// thread's `next` slot), one suspension. The queue's waits are mostly untimed (one in eight
     /// is). Checked: every waiting report is a lower bound of a real wait and has a wait of its
     /// own; the counts after the drain (`submitted == executed + dropped + depth`, depth 0).
-    static func mixedTrafficReportsAreLowerBounds(pooled: Bool) -> @Sendable () -> Void {
+    static func mixedTrafficReportsAreLowerBounds(pooled: Bool, threads: Int = 1) -> @Sendable () -> Void {
         {
             let waits = Waits()
             let watchdog = Self.watchdog(waits, label: "a44-mix")
-            let pool = pooled ? WorkerPool(threads: 1, label: "a44-mix-pool") : nil
+            let pool = pooled ? WorkerPool(threads: threads, label: "a44-mix-pool") : nil
             let q = pool.map { SerialQueue(label: "a44-mix", pool: $0) } ?? SerialQueue(label: "a44-mix")
             let r = pool.map { SerialQueue(label: "a44-mix-r", pool: $0) } ?? SerialQueue(label: "a44-mix-r")
             let p1 = SerialQueue(label: "a44-p1")
@@ -260,6 +260,66 @@ enum Attack44Scenarios {
                 figures.submitted == figures.executed + figures.dropped + figures.depth,
                 "after the cancelling shutdown: \(figures)")
             waits.checkReports("cancelling shutdown (pooled: \(pooled))")
+            pool?.shutdown()
+        }
+    }
+
+    /// Nested `sync` across two watched queues, from threads that take turns: t1 runs
+    /// `a.sync { b.sync { 2 ms } }` while b runs a 2 ms item (t1's turn in b waits), and t2 queues
+    /// an item on a and a `sync` on b while t1 holds both. Both queues' waits are mostly untimed
+    /// (each queue's first wait is spent before). Checked as for mixed traffic: every waiting
+    /// report a lower bound with a wait of its own, and a wait of 2 ms or more reported.
+    static func nestedSyncAcrossWatchedQueues(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let waitsA = Waits()
+            let waitsB = Waits()
+            let watchdogA = Self.watchdog(waitsA, label: "a44-nest-a")
+            let watchdogB = Self.watchdog(waitsB, label: "a44-nest-b")
+            let pool = pooled ? WorkerPool(threads: 2, label: "a44-nest-pool") : nil
+            let a = pool.map { SerialQueue(label: "a44-nest-a", pool: $0) } ?? SerialQueue(label: "a44-nest-a")
+            let b = pool.map { SerialQueue(label: "a44-nest-b", pool: $0) } ?? SerialQueue(label: "a44-nest-b")
+            let t1 = SerialQueue(label: "a44-t1")
+            let t2 = SerialQueue(label: "a44-t2")
+            watchdogA.watch(a)
+            watchdogB.watch(b)
+            for queue in [a, b] {
+                queue.async {}
+                queue.sync {}
+            }
+            let inside = ConditionLock(false)
+            b.async { PromiseScenarios.pause(.milliseconds(2)) }
+            t1.async {
+                waitsA.begin(1)
+                a.sync {
+                    waitsA.end(1)
+                    waitsB.begin(1)
+                    b.sync {
+                        waitsB.end(1)
+                        inside.withLockThenBroadcast { $0 = true }
+                        PromiseScenarios.pause(.milliseconds(2))
+                    }
+                }
+            }
+            _ = inside.wait(until: .now() + .seconds(60)) { $0 ? true : nil }
+            t2.async {
+                waitsA.begin(2)
+                a.async { waitsA.end(2) }
+                waitsB.begin(2)
+                b.sync { waitsB.end(2) }
+            }
+            t1.sync {}
+            t2.sync {}
+            a.sync {}
+            b.sync {}
+            watchdogA.stop()
+            watchdogB.stop()
+            for (name, waits) in [("a", waitsA), ("b", waitsB)] {
+                waits.checkReports("nested sync, queue \(name) (pooled: \(pooled))")
+                let longest = waits.begun.keys.map { (waits.ended[$0] ?? .max) &- waits.begun[$0]! }.max() ?? 0
+                Simulation.check(
+                    longest < 2_000_000 || waits.reports.contains { $0.kind == .waiting },
+                    "queue \(name): an item waited \(longest / 1_000) µs and nothing was reported: \(waits.summary)")
+            }
             pool?.shutdown()
         }
     }
@@ -476,9 +536,16 @@ enum Attack44Scenarios {
         return report
     }
 
+    @Test(arguments: [(false, 1), (true, 1), (true, 2)])
+    func mixedTrafficWaitingReportsAreLowerBoundsOnePerWait(pooled: Bool, threads: Int) async {
+        let report = await Self.explore(
+            "a44-mix-\(pooled)-\(threads)", Attack44Scenarios.mixedTrafficReportsAreLowerBounds(pooled: pooled, threads: threads))
+        #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
+    }
+
     @Test(arguments: [false, true])
-    func mixedTrafficWaitingReportsAreLowerBoundsOnePerWait(pooled: Bool) async {
-        let report = await Self.explore("a44-mix-\(pooled)", Attack44Scenarios.mixedTrafficReportsAreLowerBounds(pooled: pooled))
+    func nestedSyncAcrossWatchedQueuesReportsLowerBounds(pooled: Bool) async {
+        let report = await Self.explore("a44-nest-\(pooled)", Attack44Scenarios.nestedSyncAcrossWatchedQueues(pooled: pooled))
         #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
     }
 
