@@ -472,15 +472,50 @@ enum Attack44Scenarios {
             waits.begun[1] = due.nanoseconds
             PromiseScenarios.pause(.milliseconds(6))
             let reported = waits.reports.contains { $0.kind == .waiting }
+            let depth = q.statistics.depth  // 1: the due work entered the FIFO (an item, by the library's own words)
             q.resume()
             q.sync {}
             watchdog.stop()
             Simulation.check(
                 reported,
-                "delayed work due on a suspended queue waited 5 ms (threshold 1 ms) and was not reported: \(waits.summary); watchdog asleep: \(watchdog._isAsleep)")
+                "delayed work due on a suspended queue waited 5 ms (threshold 1 ms) and was not reported: \(waits.summary); depth then \(depth)")
             waits.checkReports("due on suspended (pooled: \(pooled))")
             pool?.shutdown()
         }
+    }
+
+    /// Delayed work falls due on a pooled queue q while the pool's only thread runs a 10 ms item
+    /// of another queue y, which the watchdog does not watch; the watchdog sleeps armed on q (its
+    /// look found q idle). q's due item waits in the run queue about 9 ms (threshold 1 ms).
+    /// Promise: "any queue … whose oldest waiting item has not started within `waitingThreshold`"
+    /// is reported; "each idle queue is armed to wake it the moment it gets work" (StallWatchdog).
+    /// An `async` in its place wakes the watchdog at once (`QueueCore.submit`); due work waits
+    /// for its turn's batch to do so (`runPooledTurn`). Not new in 02777bf.
+    static let dueWorkWaitingForABusyPoolIsReported: @Sendable () -> Void = {
+        let waits = Waits()
+        let watchdog = Self.watchdog(waits, label: "a44-busy-due")
+        let pool = WorkerPool(threads: 1, label: "a44-busy-due-pool")
+        let q = SerialQueue(label: "a44-busy-due", pool: pool)
+        let y = SerialQueue(label: "a44-busy-y", pool: pool)
+        watchdog.watch(q)
+        var reads = 0
+        while !watchdog._isAsleep && reads < 5_000 {
+            _ = MonotonicInstant.now()
+            reads += 1
+        }
+        Simulation.check(watchdog._isAsleep, "the watchdog did not go to sleep over an idle queue")
+        let due = MonotonicInstant.now().advanced(by: .milliseconds(1))
+        _ = q.asyncAfter(deadline: due) { waits.end(1) }
+        waits.begun[1] = due.nanoseconds
+        y.async { PromiseScenarios.pause(.milliseconds(10)) }  // the pool's only thread, for 10 ms
+        y.sync {}
+        q.sync {}
+        watchdog.stop()
+        Simulation.check(
+            waits.reports.contains { $0.kind == .waiting },
+            "delayed work due on a pooled queue waited for the pool's busy thread and was not reported: \(waits.summary)")
+        waits.checkReports("due on a busy pool")
+        pool.shutdown()
     }
 
     /// Two watchdogs on one queue with different intervals (200 µs and 2 ms): the slow one sleeps
@@ -590,9 +625,18 @@ enum Attack44Scenarios {
     }
 
     /// Reproduces with ATTACK44_REPRODUCE=1 (see the scenario: not new in 02777bf).
+    @Test(.enabled(if: Self.reproduce))
+    func dueWorkWaitingForABusyPoolIsReported() async {
+        let report = await Self.explore("a44-busy-due", Attack44Scenarios.dueWorkWaitingForABusyPoolIsReported)
+        #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
+    }
+
+    /// Reproduces with ATTACK44_REPRODUCE=1 (see the scenario: not new in 02777bf).
     @Test(.enabled(if: Self.reproduce), arguments: [false, true])
     func dueWorkOnASuspendedQueueIsReported(pooled: Bool) async {
         let report = await Self.explore("a44-due-\(pooled)", Attack44Scenarios.dueWorkOnASuspendedQueueIsReported(pooled: pooled))
+        let inTheFIFO = report.failures.filter { $0.failure!.description.contains("depth then 1") }.count
+        print("a44-due-\(pooled): \(inTheFIFO) of \(report.failures.count) failures with the due item in the FIFO (depth 1)")
         #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
     }
 }
