@@ -518,6 +518,52 @@ enum Attack44Scenarios {
         pool.shutdown()
     }
 
+    /// The bound of `StallWatchdog` "Limits": "an untimed wait counts from the first look that sees
+    /// it, so it is reported up to one `checkInterval` later, and as that much shorter, than a
+    /// timed one" (a timed one: at most one interval after the threshold). q runs a 4 ms item L,
+    /// which the watchdog (interval 200 µs, threshold 1 ms) sees running, so it does not arm q; W
+    /// enters q's empty FIFO 500 µs into L: an untimed wait of about 3.5 ms. Checked: W reported
+    /// once, within threshold + 2 intervals of its start (plus 100 µs for the looks' own clock
+    /// reads), with a duration at most 1 interval (plus 100 µs) shorter than the time since it began.
+    static func untimedWaitReportedWithinOneExtraInterval(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let waits = Waits()
+            let watchdog = Self.watchdog(waits, label: "a44-bound")
+            let pool = pooled ? WorkerPool(threads: 2, label: "a44-bound-pool") : nil
+            let q = pool.map { SerialQueue(label: "a44-bound", pool: $0) } ?? SerialQueue(label: "a44-bound")
+            watchdog.watch(q)
+            q.async {}
+            q.sync {}
+            let started = ConditionLock(false)
+            q.async {
+                started.withLockThenBroadcast { $0 = true }
+                PromiseScenarios.pause(.milliseconds(4))
+            }
+            _ = started.wait(until: .now() + .seconds(60)) { $0 ? true : nil }
+            PromiseScenarios.pause(.microseconds(500))
+            waits.begin(1)
+            q.async { waits.end(1) }
+            q.sync {}
+            watchdog.stop()
+            waits.checkReports("bound (pooled: \(pooled))")
+            let waiting = waits.reports.filter { $0.kind == .waiting }
+            Simulation.check(waiting.count == 1, "W (3.5 ms behind L; threshold 1 ms) reported \(waiting.count) times: \(waits.summary)")
+            if let report = waiting.first {
+                let sinceBegun = report.at &- waits.begun[1]!
+                if getenv("ATTACK44_VERBOSE") != nil {
+                    print("a44-bound: W reported \(sinceBegun / 1_000) µs after it began, as \(report.duration / 1_000) µs")
+                }
+                Simulation.check(
+                    sinceBegun <= 1_000_000 + 2 * 200_000 + 100_000,
+                    "W reported \(sinceBegun / 1_000) µs after it began (threshold 1 ms, interval 200 µs: at most 1,400 µs + 100 µs): \(waits.summary)")
+                Simulation.check(
+                    report.duration &+ 200_000 &+ 100_000 >= sinceBegun,
+                    "W reported as \(report.duration / 1_000) µs, \(sinceBegun / 1_000) µs after it began (more than one interval shorter): \(waits.summary)")
+            }
+            pool?.shutdown()
+        }
+    }
+
     /// Two watchdogs on one queue with different intervals (200 µs and 2 ms): the slow one sleeps
     /// armed, the fast one is kept awake by another busy queue. An untimed wait (the queue's
     /// third, begun with only the slow one armed... or none) of 8 ms: each reports it once, as a
@@ -593,6 +639,12 @@ enum Attack44Scenarios {
     @Test(arguments: [false, true])
     func aCancellingShutdownThatDropsAnUntimedOldestTimesTheRestFromTheDrop(pooled: Bool) async {
         let report = await Self.explore("a44-drop-\(pooled)", Attack44Scenarios.cancellingShutdownDropsAnUntimedOldest(pooled: pooled))
+        #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
+    }
+
+    @Test(arguments: [false, true])
+    func anUntimedWaitIsReportedWithinOneExtraInterval(pooled: Bool) async {
+        let report = await Self.explore("a44-bound-\(pooled)", Attack44Scenarios.untimedWaitReportedWithinOneExtraInterval(pooled: pooled))
         #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
     }
 
