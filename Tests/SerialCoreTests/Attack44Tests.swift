@@ -280,53 +280,78 @@ struct Attack44Tests {
         first.shutdown()
     }
 
-    /// A pool shut down (from a pthread) while its queues hop among themselves with `tryAsync`, and
-    /// a second pool whose handle and queues are released while they hop. Promise (WorkerPool,
-    /// "Lifetime"): `shutdown` "shuts down every queue still attached …, waits for them to exit,
-    /// then stops the threads"; later work "is rejected by their usual trap or error". Each hop
-    /// either runs or is refused: never lost, never run on a freed pool.
-    @Test(arguments: [false, true])
-    func poolsEndedWhileTheirQueuesHop(releaseInsteadOfShutdown: Bool) {
+    /// How a pool ends while its queues hop.
+    enum PoolEnding: String, CaseIterable, Sendable {
+        /// `shutdown()` from a pthread.
+        case shutdown
+        /// The handle dropped by the test thread (its `deinit` waits for the threads).
+        case releasedOutside
+        /// The handle's last reference dropped inside a hop, on one of the pool's threads (its
+        /// `deinit` does not wait there), the queues' last ones as their hops end.
+        case releasedOnItsOwnThread
+    }
+
+    /// A pool ended while its queues hop among themselves with `tryAsync`. Promise (WorkerPool,
+    /// "Lifetime"): "The pool lives while its handle or any queue created on it does"; `shutdown`
+    /// "shuts down every queue still attached …, waits for them to exit, then stops the threads";
+    /// later work "is rejected by their usual trap or error"; releasing the last reference "stops
+    /// the threads once the released queues have drained". Each hop runs or is refused, and no
+    /// thread of the pool is left once it ended.
+    @Test(arguments: PoolEnding.allCases)
+    func poolsEndedWhileTheirQueuesHop(ending: PoolEnding) {
         for round in 0..<(20 * Self.scale) {
-            var pool: WorkerPool? = WorkerPool(threads: 2, label: "a44-end")
-            var queues: [SerialQueue]? = (0..<4).map { SerialQueue(label: "a44-end-\($0)", pool: pool!) }
+            let poolBox = Locked<WorkerPool?>(WorkerPool(threads: 2, label: "a44-end"))
+            var queues: [SerialQueue]? = (0..<4).map { SerialQueue(label: "a44-end-\($0)", pool: poolBox.withLock { $0! }) }
             let ran = TestCounter()
             let refused = TestCounter()
             let started = TestSemaphore()
+            let chainsEnded = TestSemaphore()
             @Sendable func hop(_ from: [SerialQueue], _ index: Int, _ left: Int) {
                 if index == 0 && left == 200 { started.signal() }
-                guard left > 0 else { return }
+                guard left > 0 else {
+                    if ending == .releasedOnItsOwnThread { poolBox.withLock { $0 = nil } }  // the handle, on a pool thread
+                    return chainsEnded.signal()
+                }
                 _ = ran.increment()
                 let there = from[(index + 1) % from.count]
                 do {
                     try there.tryAsync { hop(from, index + 1, left - 1) }
                 } catch {
                     _ = refused.increment()
+                    chainsEnded.signal()
                 }
             }
-            // The closures hold the queues strongly (so "release" only ends once the hops end).
+            // The closures hold the queues strongly (so a release ends only once the hops end).
             let all = queues!
             for start in 0..<2 { try? all[start].tryAsync { hop(all, start, 200) } }
             #expect(started.wait(timeout: Self.patience), "round \(round): the hops did not start")
-            if releaseInsteadOfShutdown {
-                queues = nil
-                pool = nil  // the handle: the queues (held by their own hops) keep the pool
-                _ = (queues, pool)
-            } else {
+            switch ending {
+            case .shutdown:
                 let ended = TestSemaphore()
-                let p = pool!
+                let pool = poolBox.withLock { $0! }
                 runThreads(1) { _ in
-                    p.shutdown()
+                    pool.shutdown()
                     ended.signal()
                 }
                 #expect(ended.wait(timeout: Self.patience), "round \(round): shutdown did not return within 60 s")
-                #expect(p.queueCount == 0)
-                queues = nil
-                pool = nil
-                _ = (queues, pool)
+                #expect(pool.queueCount == 0)
+                poolBox.withLock { $0 = nil }
+            case .releasedOutside:
+                poolBox.withLock { $0 = nil }  // the queues (held by their own hops) keep the pool
+            case .releasedOnItsOwnThread:
+                break
+            }
+            queues = nil
+            _ = queues
+            for chain in 0..<2 {
+                #expect(chainsEnded.wait(timeout: Self.patience), "round \(round): chain \(chain) of 2 did not end within 60 s")
             }
             #expect(ran.value + refused.value <= 2 * 201, "round \(round): \(ran.value) ran, \(refused.value) refused")
+            if ending != .shutdown { #expect(ran.value == 2 * 200, "round \(round): \(ran.value) hops ran of 400, none refused") }
         }
+        #expect(
+            eventually(timeout: Self.patience) { !currentThreadNames().contains("a44-end") },
+            "threads of ended pools are left: \(currentThreadNames().filter { $0 == "a44-end" }.count)")
     }
 
     /// Pooled actor hops (the path 02777bf made retain-free) across two pools, with every actor
