@@ -564,6 +564,59 @@ enum Attack44Scenarios {
         }
     }
 
+    /// `watch` and `stopWatching` race on another thread while q's waits (mostly untimed) come and
+    /// go; then q is watched for good and an untimed wait of about 3 ms (W behind a 4 ms item)
+    /// follows. Promise (`StallWatchdog.watch`/`stopWatching`, and "Limits"): the watched queue's
+    /// wait is reported, once, as a lower bound, whatever raced before; every report a lower bound.
+    static func untimedWaitAfterWatchRacedStopWatching(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let waits = Waits()
+            let watchdog = Self.watchdog(waits, label: "a44-race")
+            let pool = pooled ? WorkerPool(threads: 2, label: "a44-race-pool") : nil
+            let q = pool.map { SerialQueue(label: "a44-race", pool: $0) } ?? SerialQueue(label: "a44-race")
+            let racer = SerialQueue(label: "a44-racer")
+            let producer = SerialQueue(label: "a44-race-producer")
+            watchdog.watch(q)
+            racer.async {
+                for _ in 0..<12 {
+                    watchdog.stopWatching(q)
+                    PromiseScenarios.pause(.microseconds(150))
+                    watchdog.watch(q)
+                    PromiseScenarios.pause(.microseconds(150))
+                }
+            }
+            producer.async {
+                for item in 0..<12 {
+                    waits.begin(item)
+                    q.async {
+                        waits.end(item)
+                        if item % 4 == 0 { PromiseScenarios.pause(.microseconds(300)) }
+                    }
+                    PromiseScenarios.pause(.microseconds(250))
+                }
+            }
+            racer.sync {}
+            producer.sync {}
+            watchdog.watch(q)
+            q.sync {}
+            let started = ConditionLock(false)
+            q.async {
+                started.withLockThenBroadcast { $0 = true }
+                PromiseScenarios.pause(.milliseconds(4))
+            }
+            _ = started.wait(until: .now() + .seconds(60)) { $0 ? true : nil }
+            PromiseScenarios.pause(.microseconds(500))
+            waits.begin(100)
+            q.async { waits.end(100) }
+            q.sync {}
+            watchdog.stop()
+            waits.checkReports("watch raced stopWatching (pooled: \(pooled))")
+            let last = waits.reports.filter { $0.kind == .waiting && $0.at >= waits.begun[100]! }
+            Simulation.check(last.count == 1, "W (about 3.5 ms behind a 4 ms item; threshold 1 ms) was reported \(last.count) times: \(waits.summary)")
+            pool?.shutdown()
+        }
+    }
+
     /// Two watchdogs on one queue with different intervals (200 µs and 2 ms): the slow one sleeps
     /// armed, the fast one is kept awake by another busy queue. An untimed wait (the queue's
     /// third, begun with only the slow one armed... or none) of 8 ms: each reports it once, as a
@@ -645,6 +698,12 @@ enum Attack44Scenarios {
     @Test(arguments: [false, true])
     func anUntimedWaitIsReportedWithinOneExtraInterval(pooled: Bool) async {
         let report = await Self.explore("a44-bound-\(pooled)", Attack44Scenarios.untimedWaitReportedWithinOneExtraInterval(pooled: pooled))
+        #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
+    }
+
+    @Test(arguments: [false, true])
+    func anUntimedWaitAfterWatchRacedStopWatchingIsReportedOnce(pooled: Bool) async {
+        let report = await Self.explore("a44-race-\(pooled)", Attack44Scenarios.untimedWaitAfterWatchRacedStopWatching(pooled: pooled))
         #expect(report.failures.isEmpty, "\(report.failures.count) failed; first: \(report.failures.first.map { $0.failure!.description } ?? "")")
     }
 
