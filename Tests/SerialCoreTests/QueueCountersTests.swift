@@ -86,7 +86,10 @@ struct QueueCountersTests {
         #expect(counters.waitTime.count == 1 + (20 - 7), "recorded \(counters.waitTime.count)")
     }
 
-    @Test func itemsReturnedAfterAnUntimedBatchWaitFromAReadNotFromZero() {
+    /// Attack 44: the rest of an untimed batch, returned to the FIFO, was timed from its return,
+    /// so its next batch recorded 1 ms for an 11 ms wait. It stays untimed: nothing recorded,
+    /// and a watchdog's look stamps it.
+    @Test func theRestOfAnUntimedBatchStaysUntimedWhenReturned() {
         var counters = QueueCounters()
         counters.entered(depth: 1, watched: false)
         counters.batchTaken(1, remaining: 0, progress: 0)
@@ -94,6 +97,23 @@ struct QueueCountersTests {
         counters.entered(depth: 2, watched: false)
         counters.batchTaken(2, remaining: 0, progress: 1)
         counters.returned(depth: 1)  // interrupted: one item back in the FIFO
-        #expect(counters.oldestEnteredAt != 0, "returned items must keep a wait the watchdog can see")
+        #expect(counters.oldestEnteredAt == 0, "the returned rest has no known start")
+        counters.stampUntimedWaits(fifoIsEmpty: false, waitingInBatch: 0) { 4_242 }
+        #expect(counters.oldestEnteredAt == 4_242, "a watchdog's look stamps it")
+        counters.batchTaken(1, remaining: 0, progress: 2)
+        #expect(counters.waitTime.count == 1, "only the first wait was recorded")
+    }
+
+    @Test func theRestOfATimedBatchKeepsItsWaitWhenReturned() {
+        var counters = QueueCounters()
+        counters.entered(depth: 1, watched: false)  // timed
+        counters.entered(depth: 2, watched: false)
+        counters.batchTaken(2, remaining: 0, progress: 0)
+        let takenAt = counters.batchTakenAt
+        #expect(takenAt != 0)
+        counters.returned(depth: 1)
+        #expect(counters.oldestEnteredAt == takenAt, "one wait goes on, from the batch's take")
+        counters.batchTaken(1, remaining: 0, progress: 1)
+        #expect(counters.waitTime.count == 2)
     }
 }

@@ -86,6 +86,12 @@ enum ScenarioCatalog {
         CatalogEntry("stall-untimed-wait-reported", .random, weight: 1, P.stallWatchdogReportsAnUntimedWait(pooled: false)),
         // Attack 43's finding (fixed): a drop behind the oldest waiting item re-timed its wait.
         CatalogEntry("stall-drop-behind-oldest-once", .random, weight: 1, Attack43Scenarios.dropBehindTheOldestItem(pooled: true)),
+        // Attack 44's findings (fixed): an untimed batch's rest was timed from its return; due work
+        // did not wake a watchdog asleep armed on its queue.
+        CatalogEntry(
+            "untimed-rest-returned-stays-untimed", .random, weight: 1,
+            Attack44Scenarios.returnedRestOfAnUntimedBatch(pooled: true, via: .syncHandOff)),
+        CatalogEntry("stall-due-work-busy-pool-reported", .random, weight: 1, Attack44Scenarios.dueWorkWaitingForABusyPoolIsReported),
         CatalogEntry("stall-untimed-wait-reported-pooled", .random, weight: 1, P.stallWatchdogReportsAnUntimedWait(pooled: true)),
         CatalogEntry("pooled-due-work-in-due-order", .random, weight: 1, P.pooledDueWorkRunsInDueOrder),
         CatalogEntry("pooled-turns-bounded", .random, weight: 1, P.pooledTurnsAreBounded),
@@ -143,6 +149,8 @@ enum ScenarioCatalog {
         "stealer-leaves-run-queue": "blocking-hops-three-threads",
         "watchdog-untimed-wait-unseen": "stall-untimed-wait-reported",
         "watchdog-drop-retimes-oldest": "stall-drop-behind-oldest-once",
+        "untimed-rest-timed-from-return": "untimed-rest-returned-stays-untimed",
+        "due-work-leaves-watchdog-asleep": "stall-due-work-busy-pool-reported",
         "watchdog-handoff-rest-rewaits": "stall-handoff-rest-waits-once-pooled",
         "refresh-answered-twice": "refresh-answered-once",
     ]

@@ -351,9 +351,7 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         var ranSinceSleeping = false
         self.lockState()
         while true {
-            if !self.state.delayed.isEmpty {
-                self.state.moveDueDelayedWork(now: .now())
-            }
+            self.moveDueDelayedWork()
             if self.state.takeBatch(into: &batch, progress: self.progress.count) {
                 self.interrupted.store(false, ordering: .relaxed)
                 let roomWaiters = self.roomWaitersToWake
@@ -392,6 +390,18 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         self.announceWorkerExit()
         self.unlockState()
         stack.pop(self)
+    }
+
+    /// Under the lock: moves delayed work that has fallen due into the FIFO, and wakes the
+    /// watchdogs asleep armed on this queue if it had any (due work is work: they must hear of it
+    /// even when no turn takes it, on a suspended queue or while the pool's threads are busy).
+    /// Woken under this queue's lock, as in `enterSync`: a watchdog never takes a queue's lock
+    /// while holding its own.
+    @inline(__always)
+    func moveDueDelayedWork() {
+        guard !self.state.delayed.isEmpty else { return }
+        self.state.moveDueDelayedWork(now: .now())
+        self.state.takeArmedWatchdogs().wake()
     }
 
     /// The queue has stopped and is drained: runs the shutdown handlers once, outside the lock,

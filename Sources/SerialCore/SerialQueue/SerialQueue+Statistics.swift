@@ -3,8 +3,9 @@ extension SerialQueue {
     /// current and high-water depth, `sync` calls that waited, and how long items waited before
     /// their batch started (see `QueueStatistics` for what each one counts).
     ///
-    /// Always on: the queue counts as it goes, at a few additions per item and one clock read
-    /// per batch. Reading takes the queue's lock once.
+    /// Always on: the queue counts as it goes, at a few additions per item, and times a sample
+    /// of its waits (two clock reads each; see `QueueStatistics`). Reading takes the queue's lock
+    /// once.
     ///
     /// - Complexity: O(1).
     public var statistics: QueueStatistics {

@@ -6,6 +6,12 @@ extension SerialQueue {
         self.core.mutex.withLock { self.core.state.fifo.capacity }
     }
 
+    /// Delayed works waiting and not cancelled (`delayedWorkCount` counts cancelled ones until
+    /// the queue purges them, which depends on when its worker looks).
+    package var _pendingDelayedWorkCount: Int {
+        self.core.mutex.withLock { self.core.state.delayed.pendingCount }
+    }
+
     /// Producers waiting for room in this bounded queue.
     package var _roomWaiters: Int {
         self.core.mutex.withLock { self.core.state.roomWaiters }

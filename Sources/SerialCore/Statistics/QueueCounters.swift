@@ -115,13 +115,10 @@ struct QueueCounters {
     mutating func returned(depth: Int) {
         self.batchEndsAtProgress = 0  // the batch's rest is in the FIFO again
         guard depth > 0 else { return }
-        if self.batchTakenAt != 0 {
-            self.oldestEnteredAt = self.batchTakenAt
-            self.oldestEntryIsTimed = self.batchTakenIsTimed
-        } else {
-            self.oldestEnteredAt = ClockReads.monotonicNanoseconds()
-            self.oldestEntryIsTimed = true
-        }
+        // An untimed batch's rest stays untimed (0 until a watchdog's look stamps it): timing it
+        // from now would record a wait shorter than the one it continues.
+        self.oldestEnteredAt = self.batchTakenAt
+        self.oldestEntryIsTimed = self.batchTakenIsTimed
     }
 
     /// Items left the FIFO without running; `remaining` are left in it. When the oldest was

@@ -11,8 +11,9 @@
 /// item enters an empty FIFO; the queue's first wait, then one wait in eight, and every wait that
 /// begins while a `StallWatchdog` sleeps armed on the queue, are timed (two clock reads each, about
 /// 20 ns apiece: on a pooled actor hop, which costs a few hundred nanoseconds in all, timing
-/// every wait was a fifth of the hop's time). A queue that never empties stays timed from batch
-/// to batch once one of its waits is. So `waitTime.count` counts timed batches, not all of them.
+/// every wait was a fifth of the hop's time). Items a pooled turn leaves in the FIFO (it takes at
+/// most 64) go on waiting from that turn's batch, timed if it was. So `waitTime.count` counts
+/// timed batches, not all of them.
 ///
 /// - Invariant: `submitted == executed + dropped + depth`.
 public struct QueueStatistics: Sendable, Hashable, CustomStringConvertible {

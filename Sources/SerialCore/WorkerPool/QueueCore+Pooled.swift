@@ -15,7 +15,7 @@ extension QueueCore {
         self.workerSystemID.store(stack.systemThreadID, ordering: .relaxed)  // for stall reports
         self.lockState()
         self.state.beginPooledTurn()
-        if !self.state.delayed.isEmpty { self.state.moveDueDelayedWork(now: .now()) }
+        self.moveDueDelayedWork()
         if self.state.takeBatch(into: &worker.batch, limit: PoolCore.batchLimit, progress: self.progress.count) {
             self.interrupted.store(false, ordering: .relaxed)
             let roomWaiters = self.roomWaitersToWake
@@ -26,7 +26,7 @@ extension QueueCore {
             if self.run(&worker.batch) { return }  // handed to a sync caller, whose leave re-schedules it
             self.lockState()
             self.state.finishBatch()
-            if !self.state.delayed.isEmpty { self.state.moveDueDelayedWork(now: .now()) }
+            self.moveDueDelayedWork()
         }
         if self.state.workerShouldExit {
             _ = self.runShutdownHandlers()  // on this thread, with this queue current, as its last act
@@ -57,7 +57,7 @@ extension QueueCore {
     /// cancelled re-arms for the next one.
     func delayedWorkFellDue() {
         self.lockState()
-        if !self.state.delayed.isEmpty { self.state.moveDueDelayedWork(now: .now()) }
+        self.moveDueDelayedWork()
         let action = self.state.wakeWorkerIfNeeded()
         // No turn running or queued (a `sync` body may own the queue: its leave schedules a turn
         // only for work in the FIFO) and delayed work still pending: nobody else will arm the timer.
