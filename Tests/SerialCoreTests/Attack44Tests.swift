@@ -64,8 +64,9 @@ struct Attack44Tests {
     /// count is deterministic): a batch takes the whole FIFO (dedicated: always; pooled: up to 64
     /// items), so the next item begins a new wait in an empty FIFO, sampled one in eight. The
     /// sentence holds only for a FIFO that a batch leaves items in (a pooled queue more than 64
-    /// deep). A doc precision finding, not a wrong count: the test stays, disabled unless
-    /// ATTACK44_REPRODUCE=1.
+    /// deep). A doc precision finding, not a wrong count: the doc now says what holds (items a
+    /// pooled turn leaves go on waiting from its batch); the test of the old sentence stays,
+    /// disabled unless ATTACK44_REPRODUCE=1.
     @Test(.enabled(if: Self.reproduce), arguments: [false, true])
     func aQueueThatNeverEmptiesStaysTimedFromBatchToBatch(pooled: Bool) {
         let pool = pooled ? WorkerPool(threads: 2, label: "a44-busy-pool") : nil
