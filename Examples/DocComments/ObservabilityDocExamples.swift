@@ -22,7 +22,7 @@ struct ObservabilityDocExamples {
         db.sync {}
         // example: README statistics and watchdog
         let figures = db.statistics      // submitted, executed, dropped, depth, highWaterDepth, syncWaits, waitTime
-        print(figures.waitTime.p99)      // per batch, how long its oldest item waited (power-of-two buckets)
+        print(figures.waitTime.p99)      // per timed batch, how long its oldest item waited (power-of-two buckets)
 
         let watchdog = StallWatchdog(runningThreshold: .seconds(2), waitingThreshold: .seconds(2)) { stall in
             print(stall)  // SerialQueue "db": one piece of work has run for at least 2.0 seconds on thread 812; …
