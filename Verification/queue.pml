@@ -598,7 +598,9 @@ active proctype Worker() {
         roomWake = (roomWaiters > 0);
 #endif
 #ifdef WATCHDOG
-        takeArmedWatchdog();     /* delayed work fell due (not modelled): never armed here */
+        takeArmedWatchdog();     /* delayed work (not modelled) wakes them as it falls due, under the
+                                  * lock (QueueCore.moveDueDelayedWork; scenario
+                                  * stall-due-work-busy-pool-reported): never armed here */
 #endif
         UNLOCK_STATE
        };

@@ -16,6 +16,18 @@ struct QueueCountersTests {
         return counters
     }
 
+    /// A queue whose first wait was timed and recorded, then whose second (untimed) wait's batch
+    /// of two items was taken.
+    private func anUntimedBatchOfTwoTaken() -> QueueCounters {
+        var counters = QueueCounters()
+        counters.entered(depth: 1, watched: false)
+        counters.batchTaken(1, remaining: 0, progress: 0)
+        counters.entered(depth: 1, watched: false)  // untimed
+        counters.entered(depth: 2, watched: false)
+        counters.batchTaken(2, remaining: 0, progress: 1)
+        return counters
+    }
+
     @Test func theFirstWaitAndThenOneInEightAreTimed() {
         #expect(self.idleBusyCycles(1).waitTime.count == 1, "a queue's first wait must be timed")
         #expect(self.idleBusyCycles(8).waitTime.count == 1)
@@ -50,12 +62,7 @@ struct QueueCountersTests {
     }
 
     @Test func aLookStampsAnUntimedBatchsWaitingItemsOnly() {
-        var counters = QueueCounters()
-        counters.entered(depth: 1, watched: false)
-        counters.batchTaken(1, remaining: 0, progress: 0)
-        counters.entered(depth: 1, watched: false)  // untimed
-        counters.entered(depth: 2, watched: false)
-        counters.batchTaken(2, remaining: 0, progress: 1)
+        var counters = self.anUntimedBatchOfTwoTaken()
         #expect(counters.batchTakenAt == 0)
         var reads = 0
         counters.stampUntimedWaits(fifoIsEmpty: true, waitingInBatch: 0) {
@@ -90,12 +97,7 @@ struct QueueCountersTests {
     /// so its next batch recorded 1 ms for an 11 ms wait. It stays untimed: nothing recorded,
     /// and a watchdog's look stamps it.
     @Test func theRestOfAnUntimedBatchStaysUntimedWhenReturned() {
-        var counters = QueueCounters()
-        counters.entered(depth: 1, watched: false)
-        counters.batchTaken(1, remaining: 0, progress: 0)
-        counters.entered(depth: 1, watched: false)  // untimed
-        counters.entered(depth: 2, watched: false)
-        counters.batchTaken(2, remaining: 0, progress: 1)
+        var counters = self.anUntimedBatchOfTwoTaken()
         counters.returned(depth: 1)  // interrupted: one item back in the FIFO
         #expect(counters.oldestEnteredAt == 0, "the returned rest has no known start")
         counters.stampUntimedWaits(fifoIsEmpty: false, waitingInBatch: 0) { 4_242 }
