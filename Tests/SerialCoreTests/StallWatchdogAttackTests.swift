@@ -201,13 +201,22 @@ struct StallWatchdogAttackTests {
         let release = TestSemaphore()
         let busy = Self.queue(mode, label: "att-busy-\(mode)")
         watchdog.watch(busy)
-        busy.async { _ = release.wait(timeout: .seconds(30)) }
+        // The item outlasts every wait below (3 × 20 s, bounded): ended early, it would leave the
+        // queue idle and the watchdog rightly asleep (CI's ThreadSanitizer pass, 2026-11-29, saw
+        // the watchdog asleep after the re-watch; the test had run 55 s against a 30 s item).
+        let itemEnded = TestFlag()
+        busy.async {
+            _ = release.wait(timeout: .seconds(120))
+            itemEnded.set()
+        }
         #expect(await eventually(timeout: .seconds(20)) { watchdog._lookCount > 2 && !watchdog._isAsleep })
         watchdog.stopWatching(busy)
         #expect(await eventually(timeout: .seconds(20)) { watchdog._isAsleep }, "looking forever at an empty set")
         // Released while busy: its release waits for the item, so it happens on a thread of its own.
         watchdog.watch(busy)
-        #expect(await eventually(timeout: .seconds(20)) { !watchdog._isAsleep })
+        #expect(
+            await eventually(timeout: .seconds(20)) { !watchdog._isAsleep },
+            "asleep though a busy queue is watched (its item ended: \(itemEnded.isSet))")
         let box = LockedValue<SerialQueue?>(busy)
         _ = consume busy
         let released = TestSemaphore()
