@@ -400,8 +400,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     @inline(__always)
     func moveDueDelayedWork() {
         guard !self.state.delayed.isEmpty else { return }
+        let queued = self.state.fifo.count
         self.state.moveDueDelayedWork(now: .now())
-        self.state.takeArmedWatchdogs().wake()
+        // Only work that arrived wakes them: a look at far delayed work is not work.
+        if self.state.fifo.count > queued { self.state.takeArmedWatchdogs().wake() }
     }
 
     /// The queue has stopped and is drained: runs the shutdown handlers once, outside the lock,
