@@ -123,6 +123,10 @@ enum ScenarioCatalog {
         CatalogEntry("refresh-answered-once", .random, weight: 1, P.refreshAnsweredTwiceTakesTheFirst),
         CatalogEntry("async-jobs-on-the-run-random", .random, weight: 1, async: AsyncScenarios.everyKindOfJob),
         CatalogEntry("hop-chain-yields", .random, weight: 1, LivenessScenarios.hopChainYields),
+        // A returning `sync` body passes the queue to the caller next in the FIFO (issue 39).
+        CatalogEntry("sync-pass-fifo-order", .random, weight: 1, SyncHandOffScenarios.aReturningBodyPassesInFIFOOrder(pooled: false)),
+        CatalogEntry("sync-pass-fifo-order-pooled", .random, weight: 1, SyncHandOffScenarios.aReturningBodyPassesInFIFOOrder(pooled: true)),
+        CatalogEntry("sync-pass-leaves-batch-first", .random, weight: 1, SyncHandOffScenarios.aReturningBodyLeavesTheWorkersBatchFirst),
     ]
     private typealias P = PromiseScenarios
 
@@ -153,6 +157,9 @@ enum ScenarioCatalog {
         "due-work-leaves-watchdog-asleep": "stall-due-work-busy-pool-reported",
         "watchdog-handoff-rest-rewaits": "stall-handoff-rest-waits-once-pooled",
         "refresh-answered-twice": "refresh-answered-once",
+        "sync-pass-while-suspended": "sync-pass-fifo-order-pooled",
+        "sync-pass-ahead-of-batch": "sync-pass-leaves-batch-first",
+        "sync-pass-without-signal": "sync-pass-fifo-order",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }

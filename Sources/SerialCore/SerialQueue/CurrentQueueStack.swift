@@ -48,8 +48,8 @@ final class CurrentQueueStack {
     /// Watches, without any lock, for the turn to be granted, for at most `turnWatchNanoseconds`
     /// (a dedicated queue's `sync`). Measured with `compare` (`sync_contended`, quiet machine):
     /// dedicated about 25 µs per contended call without the watch, 39–1,514 ns with it across runs. Pooled
-    /// queues do not watch: their turn is run by a pool thread that often waits for the core
-    /// the watcher holds (pooled, medians of three alternating quiet runs each: 508–1,322 ns
+    /// queues watch only when a `sync` body on another thread will hand the turn over: a turn run
+    /// by a pool thread often waits for the core the watcher holds (pooled, medians of three alternating quiet runs each: 508–1,322 ns
     /// watching with a `sched_yield` at each look, 155–528 not watching; spinning without
     /// yielding was worse than yielding in loaded runs).
     func watchForTurn() {

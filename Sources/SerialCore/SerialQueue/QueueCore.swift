@@ -257,8 +257,9 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
 
     /// Blocks until the calling thread owns the queue: at once if it is idle (one
     /// compare-and-swap through the door, or under the lock), otherwise at its turn in the FIFO,
-    /// woken on its own condition variable (on a dedicated queue, after watching for it for a
-    /// few microseconds).
+    /// woken on its own condition variable (on a dedicated queue, or next in line behind a `sync`
+    /// body, after watching for it for a few microseconds). The turn is handed over by the
+    /// worker (a pool thread) that reaches it, or by the `sync` body ahead of it as it leaves.
     ///
     /// - Returns: Whether it came through the door (then `leaveSync` tries the door first).
     @inline(__always)
@@ -286,17 +287,20 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
         }
         stack.awaitTurn()
         self.perform(self.state.submitSyncTurn(Unmanaged.passUnretained(stack)))
+        // Next in line behind a `sync` body: that body's leave passes the queue straight here.
+        let grantedByABody = self.state.owner == .syncCaller && self.state.fifo.count == 1
         // A sleeping watchdog must hear of this wait too (the queue may be suspended). Woken
         // under this queue's lock: the watchdog never takes a queue's lock while holding its own.
         self.state.takeArmedWatchdogs().wake()
         QueueWaitGraph.beginWaiting(stack, for: self, .turn)
         // A pool thread that blocks here gets a stand-in, so the pool keeps its width.
         stack.blocking {
-            if !stack.isTurnGranted && self.pool == nil {
+            if !stack.isTurnGranted && (self.pool == nil || grantedByABody) {
                 // A turn that comes within the watch costs no sleep; the flag is re-read under the
-                // lock. Dedicated queues only: a pooled queue's turn is run by a pool thread that
-                // often waits for the very core a watcher would hold (measured worse, spinning or
-                // yielding; see `CurrentQueueStack.watchForTurn`).
+                // lock. On a pooled queue only when the turn will come from a `sync` body running
+                // on another thread: one run by a pool thread often waits for the very core a
+                // watcher would hold (measured worse, spinning or yielding; see
+                // `CurrentQueueStack.watchForTurn`).
                 self.unlockState()
                 stack.watchForTurn()
                 self.lockState()
@@ -332,6 +336,16 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             self.fastPath.store(FastPath.closed, ordering: .relaxed)
         } else {
             self.closeFastPath()
+        }
+        if let next = self.state.passToNextSyncCaller(pooled: self.pool != nil, progress: self.progress.count) {
+            // Counted as it starts, as a worker counts a turn it hands over.
+            self.progress.itemRan()
+            let waiter = next.takeUnretainedValue()
+            waiter.grantTurn()
+            // Signalled under the lock, as in `handOff`: the waiter's condition lives only as long as its thread.
+            waiter.turnGranted.signal()
+            self.unlockState()
+            return
         }
         let action = self.state.leaveSync()
         self.openFastPathIfIdle()

@@ -219,6 +219,25 @@ struct QueueState {
         return self.wakeWorkerIfNeeded()
     }
 
+    /// A `sync` body is returning and the FIFO's next item is another caller's turn: the
+    /// queue passes straight to that caller, as a worker reaching the turn would pass it, without
+    /// a worker or a pool thread in between. Not while the queue is suspended, nor while a
+    /// dedicated worker holds the rest of its batch (`pooled` is false and the worker awaits
+    /// this body's return: that batch comes first). `progress`: the queue's progress count now.
+    ///
+    /// - Returns: The caller whose turn it is now (the leaving thread grants it, under the lock).
+    mutating func passToNextSyncCaller(pooled: Bool, progress: Int) -> Unmanaged<CurrentQueueStack>? {
+        assert(self.owner == .syncCaller, "internal inconsistency: leaving sync while owner is \(self.owner)")
+        guard case .syncTurn(let waiter)? = self.fifo.first, !self.isSuspended,
+            pooled || self.phase != .awaitingSyncReturn
+        else { return nil }
+        _ = self.fifo.popFirst()
+        self.counters.syncBodyLeft()
+        self.counters.batchTaken(1, remaining: self.fifo.count, progress: progress)
+        self.syncOwnerThread = waiter.takeUnretainedValue().systemThreadID
+        return waiter
+    }
+
     /// Gives the worker everything queued, if it may run now, by swapping the FIFO with the
     /// worker's empty spare ring: O(1) under the lock however long the FIFO is, and no per-item
     /// copying. Work arriving meanwhile goes to the other ring, behind the batch, as its order

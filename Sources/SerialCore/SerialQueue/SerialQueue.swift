@@ -118,7 +118,9 @@ public final class SerialQueue: Sendable {
     /// `true` inside it. An idle queue is entered at once, without a thread hand-off, a lock or
     /// an allocation (one compare-and-swap in, one out); otherwise the caller sleeps on its own
     /// wake-up until the worker hands it the queue, and the worker resumes after `body` returns
-    /// or throws.
+    /// or throws. A `sync` body whose queue has another caller's turn next hands it the queue
+    /// itself as it returns (unless the queue is suspended, or a dedicated worker still holds
+    /// earlier work of its batch).
     ///
     /// - Complexity: O(1) to enter and leave, plus the wait for earlier work.
     /// - Precondition: Not called from work already running on this queue, directly or through
