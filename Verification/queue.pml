@@ -163,6 +163,7 @@ byte handlerRuns[NHANDLERS + 1];   /* times it ran */
 
 hidden byte ti;                  /* loop indices inside d_steps */
 hidden byte tj;
+hidden byte passedTo;            /* the item passToNextSyncCaller hands over */
 hidden byte droppable;           /* named so that spin's reports read as sentences */
 hidden byte settled;
 hidden byte reported;
@@ -814,6 +815,31 @@ inline asyncCall(id, p, a, waited) {
 #endif
 }
 
+/* QueueState.passToNextSyncCaller, under the lock: a returning sync body whose FIFO has another
+ * caller's turn next passes the queue straight to it (the owner stays O_SYNC), as the worker's
+ * handOff would; not while suspended, nor while the worker awaits this body's return with the
+ * rest of its batch. (Its counters are not modelled.) */
+#ifdef MUTANT_PASS_AHEAD_OF_BATCH
+#define mayPassToNextSyncCaller (fifo.n > 0 && kindOf(fifo.it[0]) == SYNC && !isSuspended)
+#else
+#define mayPassToNextSyncCaller (fifo.n > 0 && kindOf(fifo.it[0]) == SYNC && !isSuspended && phase != AWAITING)
+#endif
+inline passToNextSyncCaller() {
+    passedTo = fifo.it[0];
+    ti = 1;
+    do
+    :: ti < fifo.n -> fifo.it[ti - 1] = fifo.it[ti]; ti++
+    :: else -> break
+    od;
+    fifo.n--; fifo.it[fifo.n] = 0; ti = 0;
+    turnGranted[prodOf(passedTo)] = true;
+#ifndef MUTANT_PASS_NO_SIGNAL
+    turnGrantedWaits[prodOf(passedTo)] = false;                           /* signal, under the lock */
+#endif
+    passedTo = 0;
+    reached(26)
+}
+
 inline syncCall(id, p, via, left, a) {
     /* enterSync: one acquiring compare-and-swap open -> held */
     atomic {                                                              /* [Y1] */
@@ -901,19 +927,23 @@ inline syncCall(id, p, via, left, a) {
                 fi
             };
             atomic {                                                      /* [L3] */
-                /* QueueState.leaveSync */
                 assertCodeInvariant(owner == O_SYNC);
                 if
-                :: phase == AWAITING ->
-                    owner = O_WORKER;
+                :: mayPassToNextSyncCaller -> passToNextSyncCaller()      /* [L3p] */
+                :: else ->
+                    /* QueueState.leaveSync */
+                    if
+                    :: phase == AWAITING ->
+                        owner = O_WORKER;
 #ifdef MUTANT_LEAVE_NO_WAKE
-                    a = A_NONE
+                        a = A_NONE
 #else
-                    a = A_WAKE
+                        a = A_WAKE
 #endif
-                :: else -> owner = O_NONE; wakeWorkerIfNeeded(a)
+                    :: else -> owner = O_NONE; wakeWorkerIfNeeded(a)
+                    fi;
+                    openFastPathIfIdle()
                 fi;
-                openFastPathIfIdle();
                 UNLOCK_STATE
             };
             perform(a)                                                    /* [L4] */

@@ -258,6 +258,7 @@ probe 15 DRAIN "a sync enters through the door while the worker spins"
 probe 16 DRAIN "a sync takes the idle queue under the lock"
 probe 17 CANCEL "shutdown(.cancelPending) interrupts a batch"
 probe 18 DRAIN "the worker runs the shutdown handlers it kept"
+probe 26 DRAIN "a returning sync body passes the queue to the caller next in line"
 check asserts "assertion violated \\(19!=19\\)" "reach 19: a handler registered after they fired runs at once" \
     -DEND_DRAIN -DLATE_HANDLER -DPROBE=19
 bprobe() {  # number, configuration, description (the bounded queue)
@@ -295,6 +296,8 @@ mutant DROP_UNCOUNTED asserts 'reported' CANCEL CHECK_NOTHING_LOST "a dropped it
 mutant KEEP_WAKE_PENDING asserts 'wakePending' DRAIN CHECK_CODE_INVARIANTS "worker never clears wakePending"
 mutant EXIT_WITHOUT_HANDLERS asserts 'handled' DRAIN CHECK_HANDLERS "worker exits without running the handlers"
 mutant HANDLERS_IN_SHUTDOWN asserts 'drained' DRAIN CHECK_HANDLERS "shutdown runs the handlers before the drain"
+mutant PASS_AHEAD_OF_BATCH asserts 'seq\[id\]>lastSeq' DRAIN CHECK_ORDER "sync body passes on ahead of the worker's batch"
+mutant PASS_NO_SIGNAL deadlock "$deadlock" DRAIN "" "sync body passes on without the signal"
 bmutant() {  # as mutant, on the bounded queue
     check "$2" "$3" "mutant $1 (${2#ltl:}): $6" -DBOUNDED -DMUTANT_"$1" -DEND_"$4" ${5:+-D$5}
 }

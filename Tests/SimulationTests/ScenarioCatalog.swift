@@ -127,6 +127,7 @@ enum ScenarioCatalog {
         CatalogEntry("sync-pass-fifo-order", .random, weight: 1, SyncHandOffScenarios.aReturningBodyPassesInFIFOOrder(pooled: false)),
         CatalogEntry("sync-pass-fifo-order-pooled", .random, weight: 1, SyncHandOffScenarios.aReturningBodyPassesInFIFOOrder(pooled: true)),
         CatalogEntry("sync-pass-leaves-batch-first", .random, weight: 1, SyncHandOffScenarios.aReturningBodyLeavesTheWorkersBatchFirst),
+        CatalogEntry("sync-pass-wakes-a-sleeper-pooled", .random, weight: 1, SyncHandOffScenarios.aReturningBodyWakesTheCallerItPassesTo(pooled: true)),
     ]
     private typealias P = PromiseScenarios
 
@@ -159,7 +160,7 @@ enum ScenarioCatalog {
         "refresh-answered-twice": "refresh-answered-once",
         "sync-pass-while-suspended": "sync-pass-fifo-order-pooled",
         "sync-pass-ahead-of-batch": "sync-pass-leaves-batch-first",
-        "sync-pass-without-signal": "sync-pass-fifo-order",
+        "sync-pass-without-signal": "sync-pass-wakes-a-sleeper-pooled",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }

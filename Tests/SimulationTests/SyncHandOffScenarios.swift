@@ -48,6 +48,26 @@ enum SyncHandOffScenarios {
         }
     }
 
+    /// Caller B queues behind a `sync` body that then runs for 100 µs, longer than B watches
+    /// for its turn (`CurrentQueueStack.turnWatchNanoseconds`), so B is asleep when the body
+    /// returns and passes it the queue. Expected: B is woken and runs.
+    static func aReturningBodyWakesTheCallerItPassesTo(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let pool = pooled ? WorkerPool(threads: 2, label: "sim-wake-pool") : nil
+            let queue = pool.map { SerialQueue(label: "sim-wake", pool: $0) } ?? SerialQueue(label: "sim-wake")
+            let caller = SerialQueue(label: "sim-wake-b")
+            let log = ScenarioLog()
+            queue.sync {
+                caller.async { queue.sync { log.body(1) } }
+                Self.waitForSyncWaits(1, on: queue, "caller B")
+                PromiseScenarios.pause(.microseconds(100))
+            }
+            caller.sync {}
+            Simulation.check(log.entries == [1], "ran \(log.entries) (expected [1], pooled: \(pooled))")
+            pool?.shutdown()
+        }
+    }
+
     /// Dedicated: the worker's batch holds B's turn and async item 2; C's turn queues while B's
     /// body runs. B's return gives the queue back to the batch. Expected: B, 2, C.
     static let aReturningBodyLeavesTheWorkersBatchFirst: @Sendable () -> Void = {
