@@ -29,6 +29,7 @@ enum SyncHandOffScenarios {
             let queue = pool.map { SerialQueue(label: "sim-pass", pool: $0) } ?? SerialQueue(label: "sim-pass")
             let callers = [SerialQueue(label: "sim-pass-b"), SerialQueue(label: "sim-pass-c")]
             let log = ScenarioLog()
+            var executedBeforeLeaving = 0
             queue.sync {
                 callers[0].async { queue.sync { log.body(1) } }
                 Self.waitForSyncWaits(1, on: queue, "caller B")
@@ -36,7 +37,12 @@ enum SyncHandOffScenarios {
                 callers[1].async { queue.sync { log.body(3) } }
                 Self.waitForSyncWaits(2, on: queue, "caller C")
                 queue.suspend()
+                executedBeforeLeaving = queue.statistics.executed
             }
+            // A turn counts as it is handed over: none may have been, the queue being suspended.
+            Simulation.check(
+                queue.statistics.executed == executedBeforeLeaving,
+                "a turn was handed over while the queue was suspended (pooled: \(pooled))")
             log.entries.append(0)
             queue.resume()
             for caller in callers { caller.sync {} }
