@@ -236,8 +236,9 @@ struct QueueState {
 
     /// Puts work the worker took but did not run back at the front, in its order.
     mutating func returnUnrun(_ rest: inout RingBuffer<QueueWork>) {
+        let returned = rest.count
         while let item = rest.popLast() { self.fifo.prepend(item) }
-        self.counters.returned(depth: self.fifo.count)
+        self.counters.returned(returned, depth: self.fifo.count)
     }
 
     /// A `sync` caller found the queue busy: its turn joins the FIFO.
