@@ -165,7 +165,7 @@ struct Attack45Tests {
     /// `delayedWorkFellDue` all skipped it), so its due work stayed in the delayed heap, while work
     /// scheduled before the suspension entered the FIFO at its deadline. Fixed: a pooled queue arms
     /// its timer suspended or not; `StallWatchdog` "Limits" says so.
-    @Test(.enabled(if: Self.reproduce))
+    @Test
     func dueWorkScheduledOnAnAlreadySuspendedPooledQueueIsReported() {
         let reports = Reports()
         let watchdog = Self.watchdog(reports, waiting: .milliseconds(100), interval: .milliseconds(5))
