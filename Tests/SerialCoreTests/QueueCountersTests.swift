@@ -98,7 +98,7 @@ struct QueueCountersTests {
     /// and a watchdog's look stamps it.
     @Test func theRestOfAnUntimedBatchStaysUntimedWhenReturned() {
         var counters = self.anUntimedBatchOfTwoTaken()
-        counters.returned(depth: 1)  // interrupted: one item back in the FIFO
+        counters.returned(1, depth: 1)  // interrupted: one item back in the FIFO
         #expect(counters.oldestEnteredAt == 0, "the returned rest has no known start")
         counters.stampUntimedWaits(fifoIsEmpty: false, waitingInBatch: 0) { 4_242 }
         #expect(counters.oldestEnteredAt == 4_242, "a watchdog's look stamps it")
@@ -113,7 +113,7 @@ struct QueueCountersTests {
         counters.batchTaken(2, remaining: 0, progress: 0)
         let takenAt = counters.batchTakenAt
         #expect(takenAt != 0)
-        counters.returned(depth: 1)
+        counters.returned(1, depth: 1)
         #expect(counters.oldestEnteredAt == takenAt, "one wait goes on, from the batch's take")
         counters.batchTaken(1, remaining: 0, progress: 1)
         #expect(counters.waitTime.count == 2)

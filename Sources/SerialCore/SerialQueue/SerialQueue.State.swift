@@ -163,14 +163,18 @@ struct QueueState {
 
     /// `schedule` for a pooled queue: returns the deadline to arm on the pool's timer when the
     /// queue sleeps and this is its new earliest (a turn only to arm it would wait in the run
-    /// queue behind busy queues, and the work would fall due before it was armed).
+    /// queue behind busy queues, and the work would fall due before it was armed). Suspended or
+    /// not: due work enters the FIFO at its deadline (an item, which a watchdog sees waiting) and
+    /// runs once the queue resumes.
     mutating func schedulePooled(_ handle: DelayedWork) -> MonotonicInstant? {
-        self.insertDelayed(handle) ? self.nextDelayedDeadline : nil
+        self.insertDelayed(handle, armsWhileSuspended: true) ? self.nextDelayedDeadline : nil
     }
 
-    /// Adds delayed work. Returns whether it is the new earliest deadline of a sleeping, unscheduled,
-    /// unsuspended queue (whose timed wait must be re-armed).
-    private mutating func insertDelayed(_ handle: DelayedWork) -> Bool {
+    /// Adds delayed work. Returns whether it is the new earliest deadline of a sleeping,
+    /// unscheduled queue (whose timed wait must be re-armed), unsuspended unless
+    /// `armsWhileSuspended` (a pooled queue's timer: a dedicated worker sleeps without a deadline
+    /// while suspended).
+    private mutating func insertDelayed(_ handle: DelayedWork, armsWhileSuspended: Bool = false) -> Bool {
         if self.delayed.count >= self.compactionThreshold {
             // Cancelled entries hold no closure, only their handle: purging them is bookkeeping.
             self.delayed.removeCancelled()
@@ -178,7 +182,7 @@ struct QueueState {
         }
         self.delayed.insert(handle)
         return self.delayed.first?.handle === handle && self.phase == .sleeping && !self.wakePending
-            && !self.isSuspended
+            && (armsWhileSuspended || !self.isSuspended)
     }
 
     /// Moves delayed work due at `now` to the back of the FIFO, in deadline order, and drops
@@ -255,8 +259,9 @@ struct QueueState {
 
     /// Puts work the worker took but did not run back at the front, in its order.
     mutating func returnUnrun(_ rest: inout RingBuffer<QueueWork>) {
+        let returned = rest.count
         while let item = rest.popLast() { self.fifo.prepend(item) }
-        self.counters.returned(depth: self.fifo.count)
+        self.counters.returned(returned, depth: self.fifo.count)
     }
 
     /// A `sync` caller found the queue busy: its turn joins the FIFO.

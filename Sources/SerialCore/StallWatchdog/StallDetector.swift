@@ -18,8 +18,9 @@ struct StallSample: Equatable {
 /// the time of the look, it answers with the stalls to report, each once.
 ///
 /// - Invariant: `progressSeenAt` is the time of the first look that saw `progress` (while the
-///   queue was running); a running stall is reported at most once per progress value, a waiting
-///   stall at most once per oldest item.
+///   queue was running); a running stall is reported at most once per progress value while the
+///   queue runs (a look that finds it not running ends the stretch: work that runs again at the
+///   same count is a new stall), a waiting stall at most once per oldest item.
 struct StallDetector {
     let runningThreshold: UInt64
     let waitingThreshold: UInt64
@@ -48,7 +49,11 @@ struct StallDetector {
                         threadID: sample.runningThread, waitingItems: sample.waitingItems))
             }
         } else {
+            // A new stretch starts at the next look that sees the queue running, maybe at the same
+            // count (the worker held the queue between items, then it went idle without another
+            // item finishing): its stall is a new one, reported in its turn.
             self.progress = nil
+            self.reportedProgress = nil
         }
         let since = sample.oldestWaitingSince
         if since != 0, now > since, now - since >= self.waitingThreshold, self.reportedWaitingSince != since {

@@ -27,9 +27,9 @@
 /// (`QueueStatistics`, "Wait time"; always the ones that begin while this watchdog sleeps armed
 /// on it): an untimed wait counts from the first look that sees it, so it is reported up to one
 /// `checkInterval` later, and as that much shorter, than a timed one. Delayed work is an item
-/// once it has fallen due and entered the FIFO; on a suspended dedicated queue it enters when the
-/// queue resumes (its worker does not wake for deadlines meanwhile), so it is not seen waiting
-/// before. The
+/// once it has fallen due and entered the FIFO (a pooled queue's enters at its deadline, suspended
+/// or not); on a suspended dedicated queue it enters when the queue resumes (its worker does not
+/// wake for deadlines meanwhile), so it is not seen waiting before. The
 /// thread of a `sync` body that entered an idle queue through the door while the watchdog was
 /// awake is not known (`Stall.threadID` is `nil`). Queues are held weakly: a released queue
 /// is simply no longer watched. Several watchdogs may watch one queue: each reports its stalls

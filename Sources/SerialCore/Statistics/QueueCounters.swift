@@ -109,12 +109,16 @@ struct QueueCounters {
         max(0, self.batchEndsAtProgress &- progress &- (workerRunning ? 1 : 0))
     }
 
-    /// Items put back at the front of the FIFO (a batch interrupted midway, a pooled turn that
-    /// handed the queue to a `sync` caller): they have waited since their batch was taken, and
-    /// are older than anything that entered the FIFO since, so one wait goes on, not a new one.
-    mutating func returned(depth: Int) {
+    /// `count` items put back at the front of the FIFO (a batch interrupted midway, a pooled turn
+    /// that handed the queue to a `sync` caller), which now holds `depth`: they have waited since
+    /// their batch was taken, and are older than anything that entered the FIFO since, so one wait
+    /// goes on, not a new one. When none came back (the `sync` turn was the batch's last item),
+    /// the FIFO's own wait goes on: its items entered after the batch was taken, so the batch's
+    /// time would make their wait look longer than it is (a watchdog would report it too early,
+    /// or not at all when it had reported the batch's waiting items from that same start).
+    mutating func returned(_ count: Int, depth: Int) {
         self.batchEndsAtProgress = 0  // the batch's rest is in the FIFO again
-        guard depth > 0 else { return }
+        guard count > 0, depth > 0 else { return }
         // An untimed batch's rest stays untimed (0 until a watchdog's look stamps it): timing it
         // from now would record a wait shorter than the one it continues.
         self.oldestEnteredAt = self.batchTakenAt

@@ -48,7 +48,8 @@ extension QueueCore {
         _ = self.state.shrinkFIFOIfOversized(floor: PoolCore.batchLimit)
         self.openFastPathIfIdle()
         // Armed under the queue's lock, so it cannot land after this queue's last turn disarmed it.
-        if !self.state.isSuspended, let deadline = self.state.nextDelayedDeadline { worker.pool.timers.arm(deadline, for: self) }
+        // Suspended too: due work then enters the FIFO at its deadline, an item a watchdog sees.
+        if let deadline = self.state.nextDelayedDeadline { worker.pool.timers.arm(deadline, for: self) }
         self.unlockState()
     }
 
@@ -60,9 +61,10 @@ extension QueueCore {
         self.moveDueDelayedWork()
         let action = self.state.wakeWorkerIfNeeded()
         // No turn running or queued (a `sync` body may own the queue: its leave schedules a turn
-        // only for work in the FIFO) and delayed work still pending: nobody else will arm the timer.
+        // only for work in the FIFO) and delayed work still pending: nobody else will arm the timer
+        // (suspended too, as at the end of a turn).
         let rearm: MonotonicInstant? =
-            action == .none && self.state.phase == .sleeping && !self.state.wakePending && !self.state.isSuspended
+            action == .none && self.state.phase == .sleeping && !self.state.wakePending
             ? self.state.nextDelayedDeadline : nil
         if let rearm { self.pool?.timers.arm(rearm, for: self) }  // under the lock, as in a turn
         self.openFastPathIfIdle()
