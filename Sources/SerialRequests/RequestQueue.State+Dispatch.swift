@@ -43,7 +43,7 @@ extension RequestQueue.State {
         }
 
         let aging = self.configuration.agingInterval
-        var cursors = (0..<uniqueIndex).map { self.lists[$0].head }
+        var cursors = Cursors(low: self.lists[0].head, normal: self.lists[1].head, high: self.lists[2].head)
         while self.runningCount < self.configuration.maximumConcurrent {
             var best: (list: Int, id: RequestID, level: Int)? = nil
             for list in 0..<uniqueIndex {
@@ -73,6 +73,25 @@ extension RequestQueue.State {
             self.start(chosen.id)
         }
         for list in 0..<uniqueIndex { self.dropStaleHead(of: list) }
+    }
+
+    /// A dispatch pass's place in each pending list below `unique` (an array here cost an
+    /// allocation per pass: two passes per request).
+    private struct Cursors {
+        var low: Int
+        var normal: Int
+        var high: Int
+
+        subscript(list: Int) -> Int {
+            get { list == 0 ? self.low : list == 1 ? self.normal : self.high }
+            set {
+                switch list {
+                case 0: self.low = newValue
+                case 1: self.normal = newValue
+                default: self.high = newValue
+                }
+            }
+        }
     }
 
     /// With a known expiry, raises the refresh the credential's freshness calls for at `now`.

@@ -47,7 +47,6 @@ extension RequestQueue {
         let completion: @Sendable (RequestResult<Response>) -> Void
         /// The submitter's context, in place around each attempt (see `WorkContext`).
         let context: WorkContext.Captured?
-        var request: Request
         /// The credential generation `request` was built (or last rebuilt) for.
         var builtGeneration: UInt64
         var phase: Phase = .queued
@@ -56,6 +55,10 @@ extension RequestQueue {
         var redirects = 0
         var timeoutTimer: DelayedWork? = nil
         var retryTimer: DelayedWork? = nil
+        /// Last: the one field whose size depends on `Transport`. Every field before it sits at
+        /// an offset known when compiling, so the queue's unspecialized code reads them without
+        /// looking the entry's type metadata up (see `State`).
+        var request: Request
     }
 
     /// Every decision of a `RequestQueue`: a plain value, mutated under the queue's lock, that
@@ -75,7 +78,6 @@ extension RequestQueue {
         var runningCount = 0
         var runningKinds: Set<RequestKind> = []
         var uniqueRunning = false
-        var credentials: CredentialRefresh<Credential>
         /// `Policy.refresh` calls out (they outlive a shutdown), and who waits for their end.
         var calls = CredentialCalls()
         var parked: [RequestID] = []
@@ -103,6 +105,11 @@ extension RequestQueue {
         let lifetime: CredentialLifetime?
         /// The jitter of the wait after a failed background refresh.
         var random = SystemRandomNumberGenerator()
+        /// Last: the one field whose size depends on `Transport` (it holds a `Credential`). This
+        /// code is not specialized for the transport (it lives in another module than the
+        /// transports), so a field behind a field of unknown size has its offset looked up in the
+        /// type's metadata at each access; in front of it, offsets are known when compiling.
+        var credentials: CredentialRefresh<Credential>
 
         init(
             configuration: Configuration, credential: Credential, generation: UInt64 = 0,
@@ -121,23 +128,28 @@ extension RequestQueue {
         // MARK: Effects hand-off
 
         /// Claims the right to drain: `true` when effects wait and no drain is scheduled or running.
+        @inline(__always)  // hot path: a call of unspecialized generic code looks its metadata up again
         mutating func claimDrain() -> Bool {
             if self.effects.isEmpty || self.drainScheduled { return false }
             self.drainScheduled = true
             return true
         }
 
-        /// The effects decided so far, or `nil` (releasing the drain claim) when there are none.
-        mutating func takeEffects() -> [Effect]? {
+        /// Swaps the effects decided so far into `taken` (which the caller emptied, keeping its
+        /// capacity, so the next decisions append without allocating); `false` (releasing the
+        /// drain claim) when there are none.
+        @inline(__always)
+        mutating func takeEffects(into taken: inout [Effect]) -> Bool {
             if self.effects.isEmpty {
                 self.drainScheduled = false
                 self.drainingInline = false
-                return nil
+                return false
             }
-            defer { self.effects = [] }
-            return self.effects
+            swap(&self.effects, &taken)
+            return true
         }
 
+        @inline(__always)
         mutating func makeToken() -> UInt64 {
             defer { self.nextToken += 1 }
             return self.nextToken
@@ -169,7 +181,7 @@ extension RequestQueue {
             var entry = Entry(
                 id: id, priority: priority, kind: kind, submittedAt: submittedAt, timeout: timeout,
                 handle: handle, observer: observer, completion: completion, context: context,
-                request: request, builtGeneration: self.credentials.generation)
+                builtGeneration: self.credentials.generation, request: request)
             self.enqueue(&entry)
             self.entries[id] = entry
             if let timeout {
@@ -242,6 +254,7 @@ extension RequestQueue {
 
         /// The request of attempt `attempt` of `id` if it is still in flight (to classify it
         /// outside the lock); `nil` for a late or duplicate answer, which is counted and ignored.
+        @inline(__always)
         mutating func requestInFlight(_ id: RequestID, attempt: UInt64) -> Request? {
             if let entry = self.entries[id], case .running(attempt, _) = entry.phase { return entry.request }
             self.statistics.ignoredAnswers += 1
@@ -435,6 +448,7 @@ extension RequestQueue {
 
         // MARK: Transitions
 
+        @inline(__always)
         private mutating func enqueue(_ entry: inout Entry) {
             let token = self.makeToken()
             entry.phase = .queued
@@ -443,6 +457,7 @@ extension RequestQueue {
                 PendingList.Slot(id: entry.id, token: token, kind: entry.kind, submittedAt: entry.submittedAt))
         }
 
+        @inline(__always)
         private mutating func setState(_ entry: inout Entry, _ state: RequestState) {
             guard entry.state != state else { return }
             entry.state = state
@@ -450,6 +465,7 @@ extension RequestQueue {
             if let observer = entry.observer { self.effects.append(.notify(observer, state)) }
         }
 
+        @inline(__always)
         private mutating func releaseSlot(of entry: Entry) {
             self.runningCount -= 1
             if let kind = entry.kind { self.runningKinds.remove(kind) }
@@ -507,6 +523,7 @@ extension RequestQueue {
         }
 
         /// Removes `id` and emits its final state and its one completion.
+        @inline(__always)
         mutating func finish(_ id: RequestID, _ result: RequestResult<Response>) {
             guard var entry = self.entries.removeValue(forKey: id) else {
                 RequestQueueMisuse.internalInconsistency("finishing \(id), which is not in the queue", state: "\(self)")
@@ -525,6 +542,7 @@ extension RequestQueue {
         }
 
         /// Marks `id` running as a new attempt and emits its send.
+        @inline(__always)
         mutating func start(_ id: RequestID) {
             guard var entry = self.entries[id] else {
                 RequestQueueMisuse.internalInconsistency("starting \(id), which is not in the queue", state: "\(self)")

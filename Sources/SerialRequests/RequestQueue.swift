@@ -322,13 +322,16 @@ public final class RequestQueue<Transport: RequestTransport>: Sendable {
     /// Runs the effects decided so far and any decided while it runs: on the scheduler, or on the
     /// thread that found the scheduler gone.
     private func drain() {
-        while let effects = self.state.withLock({ $0.takeEffects() }) {
+        var effects: [Effect] = []
+        while self.state.withLock({ $0.takeEffects(into: &effects) }) {
             for effect in effects { self.perform(effect) }
+            effects.removeAll(keepingCapacity: true)
         }
     }
 
     /// Decides with `body` under the lock, then drains here if nobody else is draining.
     /// Only from work running on the scheduler.
+    @inline(__always)
     private func decideOnScheduler(_ body: (inout State, MonotonicInstant) -> Void) {
         let now = self.scheduler.now
         let drain = self.state.withLock { state in
