@@ -205,6 +205,56 @@ enum Attack46Scenarios {
         }
     }
 
+    /// A pool thread blocked in `sync` (its pool's only thread: a stand-in keeps the width) is
+    /// passed the queue by a body on another thread. Expected: the pool thread's body, then the
+    /// queue's async item, one at a time; another queue of the pool runs meanwhile.
+    static let aPoolThreadIsPassedTheQueueOnAOneThreadPool: @Sendable () -> Void = {
+        let pool = WorkerPool(threads: 1, label: "a46-one-pool")
+        let q = SerialQueue(label: "a46-one-q", pool: pool)
+        let r = SerialQueue(label: "a46-one-r", pool: pool)
+        let s = SerialQueue(label: "a46-one-s", pool: pool)
+        let log = ScenarioLog()
+        let other = Mailbox()
+        q.sync {
+            r.async { q.sync { log.body(1) } }
+            SyncHandOffScenarios.waitForSyncWaits(1, on: q, "the pool thread")
+            s.async { other.post() }
+            other.take()  // the pool runs s while its thread waits in q.sync
+            q.async { log.body(2) }
+        }
+        r.sync {}
+        q.sync {}
+        Simulation.check(log.entries == [1, 2] && log.mostInBody == 1, "ran \(log.entries) (expected [1, 2]), \(log.mostInBody) at once")
+        pool.shutdown()
+    }
+
+    /// `shutdown` from the passing body itself ("made from this queue's own work … the worker
+    /// then exits after the current work"): B's turn and C's are queued; the body shuts the
+    /// queue down (`.drain`) and returns. Expected: B, C, then the handler; counts exact.
+    static func shutdownFromThePassingBody(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let pool = pooled ? WorkerPool(threads: 2, label: "a46-own-pool") : nil
+            let queue = Self.makeQueue("a46-own", pool: pool)
+            let callers = (0..<2).map { SerialQueue(label: "a46-own-\($0)") }
+            let log = ScenarioLog()
+            let subscription = queue.whenShutDown { _ in log.entries.append(-1) }
+            queue.sync {
+                callers[0].async { queue.sync { log.body(1) } }
+                SyncHandOffScenarios.waitForSyncWaits(1, on: queue, "caller B")
+                callers[1].async { queue.sync { log.body(2) } }
+                SyncHandOffScenarios.waitForSyncWaits(2, on: queue, "caller C")
+                queue.shutdown(.drain)
+            }
+            for caller in callers { caller.sync {} }
+            queue.shutdown()  // waits for the drain
+            Simulation.check(log.entries == [1, 2, -1] && log.mostInBody == 1, "ran \(log.entries) (expected [1, 2, -1], pooled: \(pooled))")
+            let figures = queue.statistics
+            Simulation.check(figures.executed == figures.submitted, "\(figures)")
+            _ = subscription
+            pool?.shutdown()
+        }
+    }
+
     final class ReportLog: @unchecked Sendable {  // simulated threads only, one at a time
         var all: [StallWatchdog.Stall] = []
     }
@@ -250,6 +300,15 @@ enum Attack46Scenarios {
     func shutdownRacingAChainOfPasses(pooled: Bool, mode: ShutdownMode) async {
         Self.expectNoFailures(
             await Self.explore("a46-shut-\(pooled)-\(mode)", Attack46Scenarios.shutdownRacingAChainOfPasses(pooled: pooled, mode: mode)))
+    }
+
+    @Test func aPoolThreadIsPassedTheQueueOnAOneThreadPool() async {
+        Self.expectNoFailures(await Self.explore("a46-one", Attack46Scenarios.aPoolThreadIsPassedTheQueueOnAOneThreadPool))
+    }
+
+    @Test(arguments: [false, true])
+    func shutdownFromThePassingBody(pooled: Bool) async {
+        Self.expectNoFailures(await Self.explore("a46-own-\(pooled)", Attack46Scenarios.shutdownFromThePassingBody(pooled: pooled)))
     }
 
     @Test(arguments: [false, true])
