@@ -1,6 +1,7 @@
 #if SERIAL_SIMULATION
 @testable import SerialCore
 import Glibc
+import Synchronization
 import SerialRuntime
 import SerialTestSupport
 import SerialTesting
@@ -255,6 +256,52 @@ enum Attack46Scenarios {
         }
     }
 
+    /// The stall watchdog under a chain of passes: "reports, once per stall, … any queue whose
+    /// oldest waiting item has not started within `waitingThreshold`", a duration being a lower
+    /// bound. Two threads call `sync` with 1.5 ms bodies (passing the queue to each other), a
+    /// third posts `async` items. Checked with attack 44's `Waits`: every waiting report is
+    /// covered by a real wait at least that long, each wait reported at most once.
+    static func waitingReportsUnderPassesAreLowerBounds(pooled: Bool) -> @Sendable () -> Void {
+        {
+            let waits = Attack44Scenarios.Waits()
+            let watchdog = Attack44Scenarios.watchdog(waits, label: "a46-wait")
+            let pool = pooled ? WorkerPool(threads: 2, label: "a46-wait-pool") : nil
+            let q = Self.makeQueue("a46-wait", pool: pool)
+            let threads = (0..<3).map { SerialQueue(label: "a46-wait-\($0)") }
+            watchdog.watch(q)
+            for (index, thread) in threads.enumerated() {
+                thread.async {
+                    for call in 0..<3 {
+                        let item = index * 100 + call
+                        waits.begin(item)
+                        if index == 2 {
+                            q.async { waits.end(item) }
+                            PromiseScenarios.pause(.microseconds(900))
+                        } else {
+                            q.sync {
+                                waits.end(item)
+                                PromiseScenarios.pause(.microseconds(1_500))
+                            }
+                        }
+                    }
+                }
+            }
+            for thread in threads { thread.sync {} }
+            q.sync {}
+            PromiseScenarios.pause(.microseconds(600))
+            watchdog.stop()
+            waits.checkReports("a46-wait-\(pooled)")
+            if waits.reports.contains(where: { $0.kind == .waiting }) { Self.schedulesWithAWaitingReport.add(1, ordering: .relaxed) }
+            let figures = q.statistics
+            Simulation.check(figures.executed == figures.submitted, "\(figures)")
+            pool?.shutdown()
+        }
+    }
+
+    /// Schedules of `waitingReportsUnderPassesAreLowerBounds` that saw a waiting report (so its
+    /// checks were not vacuous).
+    static let schedulesWithAWaitingReport = Atomic<Int>(0)
+
     final class ReportLog: @unchecked Sendable {  // simulated threads only, one at a time
         var all: [StallWatchdog.Stall] = []
     }
@@ -309,6 +356,13 @@ enum Attack46Scenarios {
     @Test(arguments: [false, true])
     func shutdownFromThePassingBody(pooled: Bool) async {
         Self.expectNoFailures(await Self.explore("a46-own-\(pooled)", Attack46Scenarios.shutdownFromThePassingBody(pooled: pooled)))
+    }
+
+    @Test(arguments: [false, true])
+    func waitingReportsUnderPassesAreLowerBounds(pooled: Bool) async {
+        let before = Attack46Scenarios.schedulesWithAWaitingReport.load(ordering: .relaxed)
+        Self.expectNoFailures(await Self.explore("a46-wait-\(pooled)", Attack46Scenarios.waitingReportsUnderPassesAreLowerBounds(pooled: pooled)))
+        print("a46-wait-\(pooled): \(Attack46Scenarios.schedulesWithAWaitingReport.load(ordering: .relaxed) - before) schedules with a waiting report")
     }
 
     @Test(arguments: [false, true])
