@@ -16,9 +16,10 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
     /// The worker's own wake-up: only the worker ever waits on it. `nil` for a pooled queue,
     /// which has no thread of its own.
     let workAvailable: PthreadCondition?
-    /// Broadcast when the worker takes the FIFO while producers wait for room (`maximumQueued`)
-    /// and when it leaves its loop (`shutdown` callers); each waiter re-checks what it waits
-    /// for. Created under the lock by the first waiter (`waitersCondition()`): most queues never
+    /// Broadcast when the worker takes the FIFO (or a returning `sync` body passes the queue to
+    /// the turn at its head) while producers wait for room (`maximumQueued`), and when the
+    /// worker leaves its loop (`shutdown` callers); each waiter re-checks what it waits for.
+    /// Created under the lock by the first waiter (`waitersCondition()`): most queues never
     /// have one, and 100k pooled queues should not pay for it.
     @exclusivity(unchecked) private var waiters: PthreadCondition? = nil
     // Guarded by `mutex`; runtime exclusivity checks on this hot path cost more than the lock.
@@ -344,7 +345,11 @@ final class QueueCore: @unchecked Sendable {  // all mutable state is guarded by
             waiter.grantTurn()
             // Signalled under the lock, as in `handOff`: the waiter's condition lives only as long as its thread.
             waiter.turnGranted.signal()
+            // The turn left the FIFO: room for a producer waiting in a bounded queue, as when a
+            // worker takes the FIFO (no worker may take it before this caller's body returns).
+            let roomWaiters = self.roomWaitersToWake
             self.unlockState()
+            roomWaiters?.broadcast()
             return
         }
         let action = self.state.leaveSync()
