@@ -128,6 +128,8 @@ enum ScenarioCatalog {
         CatalogEntry("sync-pass-fifo-order-pooled", .random, weight: 1, SyncHandOffScenarios.aReturningBodyPassesInFIFOOrder(pooled: true)),
         CatalogEntry("sync-pass-leaves-batch-first", .random, weight: 1, SyncHandOffScenarios.aReturningBodyLeavesTheWorkersBatchFirst),
         CatalogEntry("sync-pass-wakes-a-sleeper-pooled", .random, weight: 1, SyncHandOffScenarios.aReturningBodyWakesTheCallerItPassesTo(pooled: true)),
+        // Attack 46's finding (fixed): a pass that empties a bounded FIFO left a producer waiting for room asleep.
+        CatalogEntry("sync-pass-makes-room-pooled", .random, weight: 1, Attack46Scenarios.aPassMakesRoomForAWaitingProducer(pooled: true)),
     ]
     private typealias P = PromiseScenarios
 
@@ -161,6 +163,7 @@ enum ScenarioCatalog {
         "sync-pass-while-suspended": "sync-pass-fifo-order-pooled",
         "sync-pass-ahead-of-batch": "sync-pass-leaves-batch-first",
         "sync-pass-without-signal": "sync-pass-wakes-a-sleeper-pooled",
+        "sync-pass-leaves-room-waiters": "sync-pass-makes-room-pooled",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }
