@@ -130,6 +130,18 @@ enum ScenarioCatalog {
         CatalogEntry("sync-pass-wakes-a-sleeper-pooled", .random, weight: 1, SyncHandOffScenarios.aReturningBodyWakesTheCallerItPassesTo(pooled: true)),
         // Attack 46's finding (fixed): a pass that empties a bounded FIFO left a producer waiting for room asleep.
         CatalogEntry("sync-pass-makes-room-pooled", .random, weight: 1, Attack46Scenarios.aPassMakesRoomForAWaitingProducer(pooled: true)),
+        // Attack 45's findings (fixed in 5032c24, bdbb634, dfb9b7b): a pooled hand-off that returned
+        // nothing timed the FIFO's items from the batch; a pooled queue suspended before `asyncAfter`
+        // never let its due work enter the FIFO; a running stall at the count of an earlier reported
+        // stretch, after an idle spell, was never reported.
+        CatalogEntry(
+            "stall-wait-behind-empty-handoff-pooled", .random, weight: 1, Attack45Scenarios.waitBehindAHandOffThatReturnsNothing),
+        CatalogEntry(
+            "stall-due-work-suspended-first-pooled", .random, weight: 1,
+            Attack45Scenarios.dueWorkOnAPooledQueueSuspendedBeforeItWasScheduled),
+        CatalogEntry(
+            "stall-running-again-at-reported-count", .random, weight: 1,
+            Attack45Scenarios.runningStallAgainAtTheReportedCount(pooled: false)),
     ]
     private typealias P = PromiseScenarios
 
@@ -164,6 +176,9 @@ enum ScenarioCatalog {
         "sync-pass-ahead-of-batch": "sync-pass-leaves-batch-first",
         "sync-pass-without-signal": "sync-pass-wakes-a-sleeper-pooled",
         "sync-pass-leaves-room-waiters": "sync-pass-makes-room-pooled",
+        "handoff-empty-return-times-from-batch": "stall-wait-behind-empty-handoff-pooled",
+        "suspended-pooled-due-work-unarmed": "stall-due-work-suspended-first-pooled",
+        "running-stall-count-kept-while-idle": "stall-running-again-at-reported-count",
     ]
 
     static func entry(named name: String) -> CatalogEntry? { Self.all.first { $0.name == name } }
