@@ -14,17 +14,6 @@ import Testing
 struct Attack46Tests {
     static var reproduce: Bool { getenv("ATTACK46_REPRODUCE").map { String(cString: $0) == "1" } ?? false }
 
-    /// Starts `body` on a thread of its own (a dedicated queue's worker) and returns a semaphore
-    /// signalled when it returned.
-    static func onAThreadOfItsOwn(_ label: String, _ body: @escaping @Sendable () -> Void) -> (SerialQueue, TestSemaphore) {
-        let thread = SerialQueue(label: label)
-        let done = TestSemaphore()
-        thread.async {
-            body()
-            done.signal()
-        }
-        return (thread, done)
-    }
 
     // MARK: Room in a bounded queue
 
@@ -39,9 +28,9 @@ struct Attack46Tests {
         var caller: (SerialQueue, TestSemaphore)?
         var producer: (SerialQueue, TestSemaphore)?
         queue.sync {
-            caller = Self.onAThreadOfItsOwn("a46-room-b") { queue.sync {} }
+            caller = onAThreadOfItsOwn("a46-room-b") { queue.sync {} }
             #expect(eventually { queue.statistics.syncWaits == 1 }, "caller B did not queue its turn")
-            producer = Self.onAThreadOfItsOwn("a46-room-p") { queue.async { ran.signal() } }
+            producer = onAThreadOfItsOwn("a46-room-p") { queue.async { ran.signal() } }
             #expect(eventually { queue._roomWaiters == 1 }, "producer P did not wait for room")
         }
         #expect(caller?.1.wait(timeout: .seconds(10)) == true, "caller B never got its turn")
@@ -169,12 +158,12 @@ struct Attack46Tests {
             var caller: (SerialQueue, TestSemaphore)?
             let waits = queue.statistics.syncWaits
             queue.sync {
-                caller = Self.onAThreadOfItsOwn("a46-nest-b") { queue.sync { seen.store(resumes.load(ordering: .sequentiallyConsistent), ordering: .relaxed) } }
+                caller = onAThreadOfItsOwn("a46-nest-b") { queue.sync { seen.store(resumes.load(ordering: .sequentiallyConsistent), ordering: .relaxed) } }
                 #expect(eventually { queue.statistics.syncWaits == waits + 1 }, "caller B did not queue its turn")
                 queue.suspend()
                 queue.suspend()
             }
-            let resumer = Self.onAThreadOfItsOwn("a46-nest-r") {
+            let resumer = onAThreadOfItsOwn("a46-nest-r") {
                 resumes.store(1, ordering: .sequentiallyConsistent)
                 queue.resume()
                 resumes.store(2, ordering: .sequentiallyConsistent)
@@ -239,7 +228,7 @@ struct Attack46Tests {
             }
             var callers: [(SerialQueue, TestSemaphore)] = []
             let release = TestSemaphore()
-            let holder = Self.onAThreadOfItsOwn("a46-shut-a") {
+            let holder = onAThreadOfItsOwn("a46-shut-a") {
                 queue.sync {
                     log.withLock { $0.append(0) }
                     _ = release.wait()
@@ -247,11 +236,11 @@ struct Attack46Tests {
             }
             #expect(eventually { queue.isCurrent == false && queue.statistics.syncWaits == 0 && log.withLock { $0 } == [0] })
             for caller in 1...4 {
-                callers.append(Self.onAThreadOfItsOwn("a46-shut-\(caller)") { queue.sync { log.withLock { $0.append(caller) } } })
+                callers.append(onAThreadOfItsOwn("a46-shut-\(caller)") { queue.sync { log.withLock { $0.append(caller) } } })
                 #expect(eventually { queue.statistics.syncWaits == caller }, "caller \(caller) did not queue its turn")
                 queue.async { log.withLock { $0.append(100 + caller) } }
             }
-            let shutter = Self.onAThreadOfItsOwn("a46-shutter") {
+            let shutter = onAThreadOfItsOwn("a46-shutter") {
                 if round % 2 == 0 { release.signal() }
                 queue.shutdown(shutdownMode)
             }
@@ -285,7 +274,7 @@ struct Attack46Tests {
                 let queue = mode.queue(label: "a46-rel-\(mode)")
                 weakQueue = queue
                 let inside = TestSemaphore()
-                let holder = Self.onAThreadOfItsOwn("a46-rel-a") {
+                let holder = onAThreadOfItsOwn("a46-rel-a") {
                     queue.sync {
                         inside.signal()
                         _ = release.wait()
@@ -294,7 +283,7 @@ struct Attack46Tests {
                 callers.append(holder)
                 #expect(inside.wait(), "the holder never entered")
                 for caller in 1...3 {
-                    callers.append(Self.onAThreadOfItsOwn("a46-rel-\(caller)") { queue.sync { _ = ran.add(1, ordering: .relaxed) } })
+                    callers.append(onAThreadOfItsOwn("a46-rel-\(caller)") { queue.sync { _ = ran.add(1, ordering: .relaxed) } })
                     #expect(eventually { queue.statistics.syncWaits == caller }, "caller \(caller) did not queue its turn")
                 }
             }
@@ -321,7 +310,7 @@ struct Attack46Tests {
             let t2 = LockedValue<(SerialQueue, TestSemaphore)?>(nil)
             withWatchdog(timeout: .seconds(20), "the cycle closed across a pass was not detected") {
                 a.sync {
-                    t2.withLock { $0 = Attack46Tests.onAThreadOfItsOwn("a46-cyc-t2") {
+                    t2.withLock { $0 = onAThreadOfItsOwn("a46-cyc-t2") {
                         a.sync {
                             t2InA.signal()
                             _ = t3InB.wait()
@@ -383,7 +372,7 @@ struct Attack46Tests {
             let log = LockedValue<[Int]>([])
             let done = TestSemaphore()
             let release = TestSemaphore()
-            let holder = Self.onAThreadOfItsOwn("a46-one-a") {
+            let holder = onAThreadOfItsOwn("a46-one-a") {
                 q.sync {
                     log.withLock { $0.append(0) }
                     _ = release.wait()

@@ -7,17 +7,6 @@ import Testing
 /// the turn over: the FIFO's order, one owner at a time, nothing while suspended, exact counts.
 @Suite("SerialQueue sync hand-off")
 struct SyncHandOffTests {
-    /// Starts `body` on a thread of its own (a dedicated queue's worker) and returns a semaphore
-    /// signalled when it returned.
-    private static func onAThreadOfItsOwn(_ label: String, _ body: @escaping @Sendable () -> Void) -> (SerialQueue, TestSemaphore) {
-        let thread = SerialQueue(label: label)
-        let done = TestSemaphore()
-        thread.async {
-            body()
-            done.signal()
-        }
-        return (thread, done)
-    }
 
     /// Behind a `sync` body, in this order: caller B's turn, async item 2, caller C's turn. The
     /// body suspends the queue before it returns; the test writes 0 and resumes it. Before the
@@ -29,10 +18,10 @@ struct SyncHandOffTests {
         var callers: [(SerialQueue, TestSemaphore)] = []
         var executedBeforeLeaving = 0
         queue.sync {
-            callers.append(Self.onAThreadOfItsOwn("pass-b") { queue.sync { log.withLock { $0.append(1) } } })
+            callers.append(onAThreadOfItsOwn("pass-b") { queue.sync { log.withLock { $0.append(1) } } })
             #expect(eventually { queue.statistics.syncWaits == 1 }, "caller B did not queue its turn")
             queue.async { log.withLock { $0.append(2) } }
-            callers.append(Self.onAThreadOfItsOwn("pass-c") { queue.sync { log.withLock { $0.append(3) } } })
+            callers.append(onAThreadOfItsOwn("pass-c") { queue.sync { log.withLock { $0.append(3) } } })
             #expect(eventually { queue.statistics.syncWaits == 2 }, "caller C did not queue its turn")
             queue.suspend()
             executedBeforeLeaving = queue.statistics.executed
@@ -61,9 +50,9 @@ struct SyncHandOffTests {
         }
         #expect(holding.wait(), "the holding item did not start")
         let c = LockedValue<(SerialQueue, TestSemaphore)?>(nil)
-        let b = Self.onAThreadOfItsOwn("batch-b") {
+        let b = onAThreadOfItsOwn("batch-b") {
             queue.sync {
-                c.withLock { $0 = Self.onAThreadOfItsOwn("batch-c") { queue.sync { log.withLock { $0.append(3) } } } }
+                c.withLock { $0 = onAThreadOfItsOwn("batch-c") { queue.sync { log.withLock { $0.append(3) } } } }
                 #expect(eventually { queue.statistics.syncWaits == 2 }, "caller C did not queue its turn")
                 log.withLock { $0.append(1) }
             }

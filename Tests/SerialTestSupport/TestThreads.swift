@@ -1,4 +1,5 @@
 import Glibc
+import SerialCore
 import Synchronization
 
 /// Starts `count` plain pthreads running `body(index)`, released together at a barrier so they
@@ -84,4 +85,16 @@ public func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool
         nanosleep(&pause, nil)
     }
     return true
+}
+
+/// Starts `body` on a thread of its own (a dedicated queue's worker, named `label`) and returns
+/// that queue, which keeps the thread, and a semaphore signalled when `body` returned.
+public func onAThreadOfItsOwn(_ label: String, _ body: @escaping @Sendable () -> Void) -> (SerialQueue, TestSemaphore) {
+    let thread = SerialQueue(label: label)
+    let done = TestSemaphore()
+    thread.async {
+        body()
+        done.signal()
+    }
+    return (thread, done)
 }
